@@ -1,0 +1,99 @@
+/*
+ * libuintr: Intel User Interrupts (UINTR) in user space, on any Linux.
+ *
+ * The API is the 2021 Linux RFC "x86 User Interrupts support": each RFC
+ * syscall(__NR_uintr_...) becomes the call of the same name, with the same
+ * arguments, return values and errno.  The UINTR instructions (SENDUIPI,
+ * STUI, CLUI, TESTUI) are functions.  See uintr(7) for the model and for
+ * what a program may observe that the RFC kernel would not show it.
+ */
+#ifndef UINTR_H
+#define UINTR_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UINTR_VERSION_MAJOR 1
+#define UINTR_VERSION_MINOR 0
+
+/* Number of user vectors per receiver (RFC 2.3): 0 lowest, 63 highest. */
+#define UINTR_MAX_VECTORS 64
+/* Entries of a sender thread's UITT (RFC 4.2): indices 0..255. */
+#define UINTR_UITT_ENTRIES 256
+
+/*
+ * The interrupted context, as the hardware pushes it (reference 5.3):
+ * instruction pointer, flags (RFLAGS on x86-64, PSTATE on arm64, 0 where
+ * the architecture has none) and stack pointer.  When the interrupt was
+ * delivered asynchronously, a handler may change these and the interrupted
+ * code resumes at the changed context, as UIRET would make it.
+ */
+struct uintr_frame {
+	unsigned long long ip;
+	unsigned long long flags;
+	unsigned long long sp;
+};
+
+typedef void (*uintr_handler_t)(struct uintr_frame *frame,
+				unsigned long long vector);
+
+/* RFC syscalls (reference section 2).  All return -1 and set errno on error. */
+int uintr_register_handler(uintr_handler_t handler, unsigned int flags);
+int uintr_unregister_handler(unsigned int flags);
+int uintr_create_fd(unsigned long long vector, unsigned int flags);
+int uintr_register_sender(int uintr_fd, unsigned int flags);
+int uintr_unregister_sender(int uintr_fd, unsigned int flags);
+int uintr_wait(unsigned int flags);
+
+/* UINTR instructions (reference section 5). */
+void uintr_senduipi(unsigned long long uipi_index);
+void uintr_stui(void);
+void uintr_clui(void);
+unsigned char uintr_testui(void);
+
+/*
+ * The calling thread's UINTR state in the layout of the RFC's XSAVE
+ * component 14 (reference 4.4), for debuggers and tests.  Addresses are
+ * this process's addresses of the library's UPID and UITT.
+ */
+struct uintr_state {
+	unsigned long long handler;      /* UIHANDLER */
+	unsigned long long stack_adjust; /* UISTACKADJUST */
+	unsigned int uitt_size;          /* UITTSZ, MISC[31:0] */
+	unsigned char uinv;              /* UINV, MISC[39:32] */
+	unsigned char reserved[2];
+	unsigned char uif_byte;          /* bit 7: UIF */
+	unsigned long long upid_addr;    /* UPIDADDR */
+	unsigned long long uirr;         /* UIRR */
+	unsigned long long uitt_addr;    /* UITTADDR, bit 0 = SENDUIPI enabled */
+};
+#define UINTR_STATE_UIF 0x80
+int uintr_read_state(struct uintr_state *state);
+
+/*
+ * Counters (reference 6.2: the RFC counts spurious notifications as UIS in
+ * /proc/interrupts).  A notification is spurious when it reaches a thread
+ * that is not, or no longer, the receiver it was sent to.
+ */
+struct uintr_stats {
+	unsigned long long notifications; /* notifications processed */
+	unsigned long long delivered;     /* handler invocations */
+	unsigned long long spurious;      /* spurious notifications */
+};
+#define UINTR_STATS_PROCESS 0x1u /* totals for the process, not the thread */
+int uintr_get_stats(struct uintr_stats *stats, unsigned int flags);
+
+/*
+ * The signal that carries notifications to running receivers (default
+ * SIGRTMAX-7; the environment variable UINTR_SIGNAL overrides it before the
+ * first registration).  The library keeps any handler the program installed
+ * for it before and passes it every signal that is not a notification.
+ */
+int uintr_notification_signal(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* UINTR_H */

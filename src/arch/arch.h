@@ -1,0 +1,31 @@
+/*
+ * The architecture interface: everything that differs between CPUs.
+ * Each arch/<arch>/arch.h provides, as static inline functions:
+ *
+ *   uintr__arch_cpu_relax()            pause in a spin loop
+ *   uintr__arch_frame_read(uc, frame)  ip, flags, sp of an interrupted context
+ *   uintr__arch_frame_write(uc, frame) the same, written back as UIRET would (5.4)
+ *   uintr__arch_flags()                the flags word of the current context
+ *   uintr__arch_cycles()               a cheap, monotonic cycle/tick counter
+ *
+ * generic/arch.h works on any Linux architecture with C11 atomics.
+ */
+#ifndef UINTR_ARCH_H
+#define UINTR_ARCH_H
+
+#include <stdint.h>
+#include <ucontext.h>
+
+struct uintr_frame;
+
+#if defined(__x86_64__)
+#include "x86_64/arch.h"
+#elif defined(__aarch64__)
+#include "aarch64/arch.h"
+#elif defined(__riscv) && __riscv_xlen == 64
+#include "riscv64/arch.h"
+#else
+#include "generic/arch.h"
+#endif
+
+#endif

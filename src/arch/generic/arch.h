@@ -1,0 +1,41 @@
+/* Any other Linux architecture: no context decoding (the frame reads as
+ * zeros and handler changes to it are ignored), clock_gettime as counter. */
+#ifndef UINTR_ARCH_GENERIC_H
+#define UINTR_ARCH_GENERIC_H
+
+#include <stdatomic.h>
+#include <time.h>
+
+static inline void uintr__arch_cpu_relax(void)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+static inline void uintr__arch_frame_read(const ucontext_t *uc, struct uintr_frame *f)
+{
+	(void)uc;
+	f->ip = 0;
+	f->flags = 0;
+	f->sp = 0;
+}
+
+static inline void uintr__arch_frame_write(ucontext_t *uc, const struct uintr_frame *f)
+{
+	(void)uc;
+	(void)f;
+}
+
+static inline unsigned long long uintr__arch_flags(void)
+{
+	return 0;
+}
+
+static inline uint64_t uintr__arch_cycles(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#endif

@@ -1,0 +1,149 @@
+/*
+ * Notification processing and delivery (reference 5.2, 5.3, 5.4) and the
+ * UIF instructions STUI, CLUI, TESTUI (5.5).
+ *
+ * A running receiver is notified by a signal aimed at exactly its thread
+ * (sys.c); the signal handler plays the CPU: it recognizes the notification
+ * (PIR -> UIRR) and, when UIF = 1, delivers.  Where a vector is delivered:
+ * uintr__deliver() below.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include "uintr-int.h"
+
+/* Notification processing (5.2): ON := 0; UIRR |= xchg(PIR, 0).  Only
+ * vectors with a live fd are recognized: a post for anything else (a
+ * released vector, or a hostile process writing the shared page) is
+ * dropped here rather than reaching the handler. */
+uint64_t uintr__process_notification(struct uintr__receiver *r)
+{
+	uint64_t pending;
+
+	atomic_fetch_and(&r->upid->status, ~UINTR__UPID_ON);
+	pending = atomic_exchange(&r->upid->pir, 0) & atomic_load(&r->vector_mask);
+	if (pending)
+		atomic_fetch_or(&r->uirr, pending);
+	return pending;
+}
+
+/*
+ * Delivery (5.3) and UIRET (5.4): while UIF = 1 and UIRR != 0, take the
+ * highest vector, clear it from UIRR, UIF := 0, run the handler, UIF := 1.
+ * Taking UIF with an exchange makes "check UIF, claim vector, clear UIF"
+ * one step with respect to a nested notification signal, which then only
+ * processes (UIF = 0) and leaves delivery to this loop.
+ */
+void uintr__deliver(struct uintr_frame *frame)
+{
+	struct uintr__receiver *r = uintr__self.receiver;
+
+	if (!r)
+		return;
+	r->delivering++;
+	while (!r->dead && atomic_exchange(&uintr__self.uif, 0)) {
+		uint64_t uirr = atomic_load(&r->uirr);
+		uint64_t bit;
+		unsigned int vector;
+
+		if (!uirr) {
+			atomic_store(&uintr__self.uif, 1);
+			if (!atomic_load(&r->uirr))
+				break;
+			continue;
+		}
+		vector = 63u - (unsigned int)__builtin_clzll(uirr);
+		bit = 1ull << vector;
+		atomic_fetch_and(&r->uirr, ~bit);
+		atomic_fetch_add_explicit(&r->info->delivered, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&uintr__process_delivered, 1, memory_order_relaxed);
+		r->handler(frame, vector);
+		atomic_store(&uintr__self.uif, 1); /* UIRET */
+	}
+	if (--r->delivering == 0 && r->dead)
+		uintr__receiver_free(r);
+}
+
+/* Delivery at a library call (STUI, uintr_wait): the "interrupted" context
+ * is the caller's; changes a handler makes to this frame have no effect. */
+void uintr__deliver_here(void *ip, void *sp)
+{
+	struct uintr_frame frame = {
+		.ip = (unsigned long long)(uintptr_t)ip,
+		.flags = uintr__arch_flags(),
+		.sp = (unsigned long long)(uintptr_t)sp,
+	};
+
+	uintr__deliver(&frame);
+}
+
+static void uintr__chain(int signo, siginfo_t *si, void *uc)
+{
+	const struct sigaction *prev = &uintr__previous_action;
+
+	if (prev->sa_flags & SA_SIGINFO) {
+		if (prev->sa_sigaction)
+			prev->sa_sigaction(signo, si, uc);
+	} else if (prev->sa_handler != SIG_DFL && prev->sa_handler != SIG_IGN) {
+		prev->sa_handler(signo);
+	}
+	/* SIG_DFL would terminate the process for a stray real-time signal;
+	 * we ignore it instead (documented in uintr(7)). */
+}
+
+static void uintr__notification(siginfo_t *si, ucontext_t *uc)
+{
+	struct uintr__receiver *r = uintr__self.receiver;
+	uint64_t token = (uint64_t)(uintptr_t)si->si_value.sival_ptr;
+	struct uintr_frame frame;
+
+	atomic_fetch_add_explicit(&uintr__process_notifications, 1, memory_order_relaxed);
+	if (!r || r->token != token) {
+		/* Sent to a receiver this thread no longer is (6.2: UIS). */
+		atomic_fetch_add_explicit(&uintr__process_spurious, 1, memory_order_relaxed);
+		if (r)
+			atomic_fetch_add_explicit(&r->info->spurious, 1, memory_order_relaxed);
+		return;
+	}
+	atomic_fetch_add_explicit(&r->info->notifications, 1, memory_order_relaxed);
+	uintr__process_notification(r);
+	if (!atomic_load(&uintr__self.uif) || !atomic_load(&r->uirr))
+		return;
+	uintr__arch_frame_read(uc, &frame);
+	uintr__deliver(&frame);
+	/* The handler may have changed the frame: resume where UIRET would. */
+	uintr__arch_frame_write(uc, &frame);
+}
+
+void uintr__signal_handler(int signo, siginfo_t *si, void *uc)
+{
+	int saved_errno = errno;
+
+	if (si->si_code == SI_QUEUE &&
+	    ((uint64_t)(uintptr_t)si->si_value.sival_ptr & UINTR__TOKEN_MASK) == UINTR__TOKEN_TAG)
+		uintr__notification(si, uc);
+	else if (si->si_code == POLL_HUP && uintr__self.receiver)
+		uintr__handle_release_signal(si->si_fd);
+	else
+		uintr__chain(signo, si, uc);
+	errno = saved_errno;
+}
+
+UINTR__EXPORT void uintr_stui(void)
+{
+	struct uintr__receiver *r = uintr__self.receiver;
+
+	atomic_store(&uintr__self.uif, 1);
+	if (r && atomic_load(&r->uirr))
+		uintr__deliver_here(__builtin_return_address(0), __builtin_frame_address(0));
+}
+
+UINTR__EXPORT void uintr_clui(void)
+{
+	atomic_store(&uintr__self.uif, 0);
+}
+
+UINTR__EXPORT unsigned char uintr_testui(void)
+{
+	return atomic_load(&uintr__self.uif);
+}

@@ -1,0 +1,251 @@
+/*
+ * The receiver: uintr_register_handler, uintr_unregister_handler, thread
+ * exit, and the readable thread state (reference 2.1, 2.2, 2.7, 4.4).
+ *
+ * A receiver is a thread.  Registering gives it a UPID (a memfd page every
+ * sender maps) and an info page (the receiver's identity and liveness,
+ * read-only to senders).  Unregistering or exiting sets SN for good and
+ * clears `active`: later posts are harmless, later sender registrations on
+ * its fds fail with ESHUTDOWN, and re-registering makes a new UPID.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "uintr-int.h"
+
+#define UINTR__PAGE 4096
+
+/* The RFC programs UISTACKADJUST := 128, the ABI red zone (2.1). */
+#define UINTR__DEFAULT_STACK_ADJUST 128
+
+struct uintr__receiver *uintr__receivers; /* under uintr__lock */
+
+int uintr__new_memfd(const char *name)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (fd < 0)
+		return -1;
+	if (ftruncate(fd, UINTR__PAGE) != 0) {
+		int err = errno;
+
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
+/* Map a library memfd page; its size is sealed, so no SIGBUS later. */
+void *uintr__map_memfd(int fd, int writable)
+{
+	void *p = mmap(NULL, UINTR__PAGE, writable ? PROT_READ | PROT_WRITE : PROT_READ,
+		       MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static uint64_t uintr__new_token(void)
+{
+	static _Atomic uint64_t counter;
+	uint64_t r = 0;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = ((uint64_t)getpid() << 24) ^ (uint64_t)uintr__arch_cycles();
+	r += atomic_fetch_add(&counter, 1);
+	return UINTR__TOKEN_TAG | (r & ~UINTR__TOKEN_MASK);
+}
+
+void uintr__receiver_free(struct uintr__receiver *r)
+{
+	if (r->upid)
+		munmap(r->upid, UINTR__PAGE);
+	if (r->info)
+		munmap(r->info, UINTR__PAGE);
+	if (r->upid_memfd >= 0)
+		close(r->upid_memfd);
+	if (r->info_memfd >= 0)
+		close(r->info_memfd);
+	free(r);
+}
+
+static struct uintr__receiver *uintr__receiver_new(uintr_handler_t handler)
+{
+	struct uintr__receiver *r = calloc(1, sizeof(*r));
+	unsigned int i;
+	int err;
+
+	if (!r)
+		return NULL;
+	r->upid_memfd = r->info_memfd = -1;
+	for (i = 0; i < UINTR_MAX_VECTORS; i++)
+		r->vector_end[i] = -1;
+	r->handler = handler;
+	r->stack_adjust = UINTR__DEFAULT_STACK_ADJUST;
+	r->tid = uintr__gettid();
+	r->token = uintr__new_token();
+
+	r->upid_memfd = uintr__new_memfd("uintr-upid");
+	if (r->upid_memfd < 0 || !(r->upid = uintr__map_memfd(r->upid_memfd, 1)))
+		goto fail;
+	r->info_memfd = uintr__new_memfd("uintr-info");
+	if (r->info_memfd < 0 || !(r->info = uintr__map_memfd(r->info_memfd, 1)))
+		goto fail;
+
+	atomic_store(&r->upid->status, UINTR__NV(UINTR__NV_RUNNING));
+	atomic_store(&r->upid->pir, 0);
+	r->info->magic = UINTR__INFO_MAGIC;
+	r->info->token = r->token;
+	r->info->tgid = getpid();
+	r->info->tid = r->tid;
+	r->info->start_time = uintr__thread_start_time(getpid(), r->tid);
+	atomic_store(&r->info->active, 1);
+
+	/* Senders may read both pages but never change their size; only we
+	 * (through the mapping we already hold) may write the info page. */
+	if (fcntl(r->upid_memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 ||
+	    fcntl(r->info_memfd, F_ADD_SEALS,
+		  F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) != 0)
+		goto fail;
+	return r;
+fail:
+	err = errno;
+	uintr__receiver_free(r);
+	errno = err;
+	return NULL;
+}
+
+UINTR__EXPORT int uintr_register_handler(uintr_handler_t handler, unsigned int flags)
+{
+	struct uintr__receiver *r;
+	sigset_t old;
+
+	if (flags != 0)
+		return uintr__fail(EINVAL);
+	if (!handler)
+		return uintr__fail(EFAULT);
+	if (uintr__self.receiver)
+		return uintr__fail(EBUSY);
+	if (uintr__setup_process() != 0 || uintr__watch_thread_exit() != 0)
+		return -1;
+	r = uintr__receiver_new(handler);
+	if (!r)
+		return uintr__fail(errno == EMFILE || errno == ENFILE ? errno : ENOMEM);
+
+	uintr__lock();
+	r->next = uintr__receivers;
+	uintr__receivers = r;
+	uintr__unlock();
+	/* UIF is not touched (2.1): a thread starts with UIF = 0 and must STUI. */
+	uintr__block_signal(&old);
+	uintr__self.receiver = r;
+	uintr__restore_signal(&old);
+	return 0;
+}
+
+/* do_uintr_unregister_handler / the receiver half of uintr_free (2.2, 2.7). */
+static void uintr__receiver_detach(struct uintr__receiver *r)
+{
+	struct uintr__receiver **pp;
+	unsigned int i;
+
+	atomic_fetch_or(&r->upid->status, UINTR__UPID_SN);
+	atomic_store(&r->info->active, 0);
+	atomic_store(&r->uirr, 0); /* pending recognized interrupts are discarded */
+	for (i = 0; i < UINTR_MAX_VECTORS; i++) {
+		if (r->vector_end[i] >= 0) {
+			close(r->vector_end[i]);
+			r->vector_end[i] = -1;
+		}
+	}
+	uintr__lock();
+	for (pp = &uintr__receivers; *pp; pp = &(*pp)->next) {
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+	}
+	uintr__unlock();
+	uintr__self.receiver = NULL;
+	/* A handler may unregister its own receiver: delivery frees it later. */
+	if (r->delivering)
+		r->dead = 1;
+	else
+		uintr__receiver_free(r);
+}
+
+UINTR__EXPORT int uintr_unregister_handler(unsigned int flags)
+{
+	struct uintr__receiver *r = uintr__self.receiver;
+	sigset_t old;
+
+	if (flags != 0 || !r)
+		return uintr__fail(EINVAL);
+	uintr__block_signal(&old);
+	uintr__receiver_detach(r);
+	uintr__restore_signal(&old);
+	return 0;
+}
+
+void uintr__receiver_exit(void)
+{
+	struct uintr__receiver *r = uintr__self.receiver;
+	sigset_t old;
+
+	if (!r)
+		return;
+	uintr__block_signal(&old);
+	uintr__receiver_detach(r);
+	uintr__restore_signal(&old);
+}
+
+UINTR__EXPORT int uintr_read_state(struct uintr_state *state)
+{
+	struct uintr__receiver *r = uintr__self.receiver;
+	struct uintr__uitt *u = uintr__self.uitt;
+
+	if (!state)
+		return uintr__fail(EFAULT);
+	memset(state, 0, sizeof(*state));
+	if (r) {
+		state->handler = (unsigned long long)(uintptr_t)r->handler;
+		state->stack_adjust = r->stack_adjust;
+		state->uinv = UINTR__NV_RUNNING;
+		state->upid_addr = (unsigned long long)(uintptr_t)r->upid;
+		state->uirr = atomic_load(&r->uirr);
+	}
+	if (u && u->used) {
+		state->uitt_size = UINTR_UITT_ENTRIES; /* the RFC writes 256 (2.4) */
+		state->uitt_addr = (unsigned long long)(uintptr_t)u | 1;
+	}
+	if (atomic_load(&uintr__self.uif))
+		state->uif_byte = UINTR_STATE_UIF;
+	return 0;
+}
+
+UINTR__EXPORT int uintr_get_stats(struct uintr_stats *stats, unsigned int flags)
+{
+	struct uintr__receiver *r = uintr__self.receiver;
+
+	if (flags & ~UINTR_STATS_PROCESS)
+		return uintr__fail(EINVAL);
+	if (!stats)
+		return uintr__fail(EFAULT);
+	if (flags & UINTR_STATS_PROCESS) {
+		stats->notifications = atomic_load(&uintr__process_notifications);
+		stats->delivered = atomic_load(&uintr__process_delivered);
+		stats->spurious = atomic_load(&uintr__process_spurious);
+		return 0;
+	}
+	if (!r)
+		return uintr__fail(EOPNOTSUPP);
+	stats->notifications = atomic_load(&r->info->notifications);
+	stats->delivered = atomic_load(&r->info->delivered);
+	stats->spurious = atomic_load(&r->info->spurious);
+	return 0;
+}

@@ -1,0 +1,343 @@
+/*
+ * Senders: the UITT, uintr_register_sender, uintr_unregister_sender and
+ * SENDUIPI (reference 2.4, 2.5, 4.2, 5.1).
+ *
+ * As in the RFC, the UITT is per thread: 256 entries, lowest free index
+ * first, an index is valid only on the thread that registered it.  An entry
+ * names a target (a receiver's UPID and info pages mapped into this process,
+ * and a pidfd for exactly the receiver thread); entries to one receiver
+ * share a target.  The UITT is touched only by its own thread, so it needs
+ * no lock; SENDUIPI only reads it.
+ *
+ * Where a vector is posted: uintr__post() below.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "uintr-int.h"
+
+#define UINTR__PAGE 4096
+
+/*
+ * SENDUIPI's locked read-modify-write of the UPID (5.1): set PIR[vector];
+ * if ON and SN are both clear, set ON and notify.  Lock-free, no
+ * allocation, and a syscall only when a notification is due: a signal to a
+ * running receiver (NV 0xEC), a futex wake to one blocked in uintr_wait
+ * (NV 0xEB).
+ */
+static inline void uintr__post(const struct uintr__target *t, unsigned int vector)
+{
+	struct uintr__upid *upid = t->upid;
+	uint64_t bit = 1ull << vector;
+	uint32_t status;
+
+	/*
+	 * A bit already set is a post not yet drained: its poster saw ON or SN
+	 * set, or set ON itself, and the receiver rescans PIR whenever it
+	 * clears ON or SN.  So repeating the post changes nothing (coalescing)
+	 * and we can skip the locked operation, which keeps a flooding sender
+	 * from bouncing the line the receiver drains.
+	 */
+	if (atomic_load_explicit(&upid->pir, memory_order_relaxed) & bit) {
+		atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load(&upid->pir) & bit)
+			return;
+	}
+	atomic_fetch_or(&upid->pir, bit);
+	status = atomic_load(&upid->status);
+	do {
+		if (status & (UINTR__UPID_ON | UINTR__UPID_SN))
+			return;
+	} while (!atomic_compare_exchange_weak(&upid->status, &status, status | UINTR__UPID_ON));
+
+	if ((status & UINTR__UPID_NV_MASK) == UINTR__NV(UINTR__NV_BLOCKED))
+		uintr__futex_wake(&upid->status);
+	else
+		uintr__send_notification(t);
+}
+
+/* True while any entry is connected (RFC: UITT not empty, TT enabled). */
+static int uintr__uitt_live(const struct uintr__uitt *u)
+{
+	unsigned int i;
+
+	for (i = 0; i < UINTR_UITT_ENTRIES; i++) {
+		const struct uintr__uitt_entry *e = &u->entry[i];
+
+		if (e->valid && atomic_load(&e->target->info->vector_gen[e->vector]) == e->gen)
+			return 1;
+	}
+	return 0;
+}
+
+UINTR__EXPORT void uintr_senduipi(unsigned long long index)
+{
+	for (;;) {
+		const struct uintr__uitt *u = uintr__self.uitt;
+		const struct uintr__uitt_entry *e;
+
+		/* #UD: no sender table (TT[0] = 0). */
+		if (!u || !u->used) {
+			uintr__raise_fault(SIGILL, ILL_ILLOPN);
+			continue; /* a handler that returns re-executes, as on hardware */
+		}
+		/* #GP: index beyond UITTSZ, or entry not valid. */
+		if (index >= UINTR_UITT_ENTRIES || !(e = &u->entry[index])->valid) {
+			uintr__raise_fault(SIGSEGV, SI_KERNEL);
+			continue;
+		}
+		/* The fd this entry was made through was released: the RFC has
+		 * unregistered the sender (2.3), so the entry is invalid; if none
+		 * is left the table is gone too. */
+		if (atomic_load_explicit(&e->target->info->vector_gen[e->vector],
+					 memory_order_relaxed) != e->gen) {
+			uintr__raise_fault(uintr__uitt_live(u) ? SIGSEGV : SIGILL,
+					   uintr__uitt_live(u) ? SI_KERNEL : ILL_ILLOPN);
+			continue;
+		}
+		uintr__post(e->target, e->vector);
+		return;
+	}
+}
+
+void uintr__target_unmap(struct uintr__target *t)
+{
+	if (t->upid)
+		munmap(t->upid, UINTR__PAGE);
+	if (t->info)
+		munmap((void *)t->info, UINTR__PAGE);
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	free(t);
+}
+
+static void uintr__target_put(struct uintr__uitt *u, struct uintr__target *t)
+{
+	struct uintr__target **pp;
+
+	if (--t->refs > 0)
+		return;
+	for (pp = &u->targets; *pp; pp = &(*pp)->next) {
+		if (*pp == t) {
+			*pp = t->next;
+			break;
+		}
+	}
+	uintr__target_unmap(t);
+}
+
+static int uintr__memfd_ok(int fd, int seals)
+{
+	struct stat st;
+	int have = fcntl(fd, F_GET_SEALS);
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == UINTR__PAGE &&
+	       have >= 0 && (have & seals) == seals;
+}
+
+/*
+ * Is the receiver thread still the one that registered?  The pidfd was
+ * opened before this check, so if the thread with that tid started when the
+ * receiver did and the pidfd's thread is still alive afterwards, the pidfd
+ * names the receiver and not a thread that reused its tid.
+ */
+static int uintr__target_verify(struct uintr__target *t)
+{
+	uint64_t start;
+
+	t->pidfd = uintr__pidfd_open_thread(t->tid);
+	start = uintr__thread_start_time(t->tgid, t->tid);
+	if (start == 0 || start != t->info->start_time)
+		return -1;
+	if (t->pidfd >= 0 && syscall(SYS_pidfd_send_signal, t->pidfd, 0, NULL, 0) != 0)
+		return -1;
+	return 0;
+}
+
+/* Map the receiver named by a header (memfds consumed); errno on failure. */
+static struct uintr__target *uintr__target_get(struct uintr__uitt *u,
+					       const struct uintr__fd_header *h, int memfds[2])
+{
+	struct uintr__target *t;
+	int err = EOPNOTSUPP;
+
+	for (t = u->targets; t; t = t->next) {
+		if (t->token == h->token) {
+			close(memfds[0]);
+			close(memfds[1]);
+			if (!atomic_load(&t->info->active)) {
+				errno = ESHUTDOWN;
+				return NULL;
+			}
+			t->refs++;
+			return t;
+		}
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		close(memfds[0]);
+		close(memfds[1]);
+		errno = ENOMEM;
+		return NULL;
+	}
+	t->pidfd = -1;
+	if (uintr__memfd_ok(memfds[0], F_SEAL_SHRINK | F_SEAL_GROW) &&
+	    uintr__memfd_ok(memfds[1], F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE)) {
+		t->upid = uintr__map_memfd(memfds[0], 1);
+		t->info = uintr__map_memfd(memfds[1], 0);
+		if (!t->upid || !t->info)
+			err = ENOMEM;
+	}
+	close(memfds[0]);
+	close(memfds[1]);
+	if (!t->upid || !t->info)
+		goto fail;
+	t->token = h->token;
+	t->tgid = h->tgid;
+	t->tid = h->tid;
+	t->sender_tgid = getpid();
+	t->sender_uid = getuid();
+	if (t->info->magic != UINTR__INFO_MAGIC || t->info->token != h->token ||
+	    t->info->tgid != h->tgid || t->info->tid != h->tid)
+		goto fail;
+	err = ESHUTDOWN;
+	if (!atomic_load(&t->info->active) || uintr__target_verify(t) != 0)
+		goto fail;
+	t->refs = 1;
+	t->next = u->targets;
+	u->targets = t;
+	return t;
+fail:
+	uintr__target_unmap(t);
+	errno = err;
+	return NULL;
+}
+
+/* Free entries whose fd was released (the RFC's task_work on the sender). */
+static void uintr__uitt_sweep(struct uintr__uitt *u)
+{
+	unsigned int i;
+
+	for (i = 0; i < UINTR_UITT_ENTRIES; i++) {
+		struct uintr__uitt_entry *e = &u->entry[i];
+
+		if (e->valid && atomic_load(&e->target->info->vector_gen[e->vector]) != e->gen) {
+			struct uintr__target *t = e->target;
+
+			e->valid = 0;
+			atomic_signal_fence(memory_order_seq_cst);
+			u->used--;
+			uintr__target_put(u, t);
+		}
+	}
+}
+
+static struct uintr__uitt_entry *uintr__uitt_find(struct uintr__uitt *u,
+						  const struct uintr__fd_header *h)
+{
+	unsigned int i;
+
+	for (i = 0; u && i < UINTR_UITT_ENTRIES; i++) {
+		struct uintr__uitt_entry *e = &u->entry[i];
+
+		if (e->valid && e->target->token == h->token && e->vector == h->vector &&
+		    e->gen == h->gen)
+			return e;
+	}
+	return NULL;
+}
+
+UINTR__EXPORT int uintr_register_sender(int uintr_fd, unsigned int flags)
+{
+	struct uintr__fd_header h;
+	struct uintr__uitt *u = uintr__self.uitt;
+	struct uintr__target *t;
+	int memfds[2];
+	unsigned int i;
+
+	if (flags != 0)
+		return uintr__fail(EINVAL);
+	if (uintr__read_fd_header(uintr_fd, &h, memfds) != 0)
+		return -1;
+	if (u)
+		uintr__uitt_sweep(u);
+	if (uintr__uitt_find(u, &h)) {
+		close(memfds[0]);
+		close(memfds[1]);
+		return uintr__fail(EISCONN);
+	}
+	if (!u) {
+		if (uintr__setup_process() != 0 || uintr__watch_thread_exit() != 0 ||
+		    !(u = calloc(1, sizeof(*u)))) {
+			close(memfds[0]);
+			close(memfds[1]);
+			return uintr__fail(errno == EINVAL ? EINVAL : ENOMEM);
+		}
+		uintr__self.uitt = u;
+	}
+	t = uintr__target_get(u, &h, memfds);
+	if (!t)
+		return -1;
+	for (i = 0; i < UINTR_UITT_ENTRIES; i++) {
+		struct uintr__uitt_entry *e = &u->entry[i];
+
+		if (!e->valid) {
+			e->vector = (uint8_t)h.vector;
+			e->gen = h.gen;
+			e->target = t;
+			atomic_signal_fence(memory_order_seq_cst);
+			e->valid = 1;
+			u->used++;
+			return (int)i;
+		}
+	}
+	uintr__target_put(u, t);
+	return uintr__fail(ENOSPC);
+}
+
+UINTR__EXPORT int uintr_unregister_sender(int uintr_fd, unsigned int flags)
+{
+	struct uintr__fd_header h;
+	struct uintr__uitt *u = uintr__self.uitt;
+	struct uintr__uitt_entry *e;
+	int memfds[2];
+
+	if (flags != 0)
+		return uintr__fail(EINVAL);
+	if (uintr__read_fd_header(uintr_fd, &h, memfds) != 0)
+		return -1;
+	close(memfds[0]);
+	close(memfds[1]);
+	if (u)
+		uintr__uitt_sweep(u);
+	e = uintr__uitt_find(u, &h);
+	if (!e)
+		return uintr__fail(EINVAL);
+	/* Invalid first, so any later SENDUIPI on it faults (2.5). */
+	e->valid = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	u->used--;
+	uintr__target_put(u, e->target);
+	return 0;
+}
+
+void uintr__sender_exit(void)
+{
+	struct uintr__uitt *u = uintr__self.uitt;
+	struct uintr__target *t, *next;
+
+	if (!u)
+		return;
+	uintr__self.uitt = NULL;
+	for (t = u->targets; t; t = next) {
+		next = t->next;
+		uintr__target_unmap(t);
+	}
+	free(u);
+}

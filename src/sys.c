@@ -1,0 +1,287 @@
+/*
+ * The kernel interface of the library: the few syscalls it makes, the
+ * notification signal, process-wide setup, fork and thread-exit hooks, and
+ * the faults SENDUIPI raises (reference 2.4: #UD -> SIGILL, #GP -> SIGSEGV).
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "uintr-int.h"
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd that names one thread */
+#endif
+
+UINTR__TLS struct uintr__thread uintr__self;
+int uintr__signo;
+_Atomic uint64_t uintr__process_spurious;
+_Atomic uint64_t uintr__process_notifications;
+_Atomic uint64_t uintr__process_delivered;
+struct sigaction uintr__previous_action;
+
+static pthread_mutex_t uintr__mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t uintr__once = PTHREAD_ONCE_INIT;
+static pthread_key_t uintr__exit_key;
+static int uintr__setup_error;
+static int uintr__pidfd_thread_works = 1;
+
+pid_t uintr__gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* A pidfd for one thread, or -1 where the kernel predates PIDFD_THREAD. */
+int uintr__pidfd_open_thread(pid_t tid)
+{
+	int fd;
+
+	if (!uintr__pidfd_thread_works)
+		return -1;
+	fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+	if (fd < 0 && (errno == EINVAL || errno == ENOSYS))
+		uintr__pidfd_thread_works = 0;
+	if (fd >= 0)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+	return fd;
+}
+
+/*
+ * The notification "IPI": a queued signal to exactly the receiver thread,
+ * carrying the receiver's token so that the handler can tell a current
+ * notification from a stale one (reference 6.2) and from the program's
+ * own uses of the signal.
+ */
+int uintr__send_notification(const struct uintr__target *t)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	si.si_signo = uintr__signo;
+	si.si_code = SI_QUEUE;
+	si.si_pid = t->sender_tgid;
+	si.si_uid = t->sender_uid;
+	si.si_value.sival_ptr = (void *)(uintptr_t)t->token;
+	if (t->pidfd >= 0)
+		return (int)syscall(SYS_pidfd_send_signal, t->pidfd, uintr__signo, &si, 0);
+	return (int)syscall(SYS_rt_tgsigqueueinfo, t->tgid, t->tid, uintr__signo, &si);
+}
+
+/* Futexes live in memfd pages that other processes map: never PRIVATE. */
+int uintr__futex_wait(_Atomic uint32_t *word, uint32_t expected)
+{
+	return (int)syscall(SYS_futex, word, FUTEX_WAIT, expected, NULL, NULL, 0);
+}
+
+int uintr__futex_wake(_Atomic uint32_t *word)
+{
+	return (int)syscall(SYS_futex, word, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+/*
+ * Raise SIGILL or SIGSEGV on this thread as a faulting instruction does:
+ * like the kernel's force_sig(), a blocked or ignored signal is unblocked
+ * and reset to its default action first, so the fault cannot be skipped.
+ */
+void uintr__raise_fault(int signo, int code)
+{
+	struct sigaction sa;
+	sigset_t set;
+	siginfo_t si;
+
+	if (sigaction(signo, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = SIG_DFL;
+		sigaction(signo, &sa, NULL);
+	}
+	sigemptyset(&set);
+	sigaddset(&set, signo);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+
+	memset(&si, 0, sizeof(si));
+	si.si_signo = signo;
+	si.si_code = code;
+	si.si_addr = signo == SIGILL ? __builtin_return_address(0) : NULL;
+	syscall(SYS_rt_tgsigqueueinfo, getpid(), uintr__gettid(), signo, &si);
+}
+
+/* Field 22 of /proc/<tgid>/task/<tid>/stat: when the thread started. */
+uint64_t uintr__thread_start_time(pid_t tgid, pid_t tid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v = 0;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)tgid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the command name may hold spaces */
+	if (!p)
+		return 0;
+	for (field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		v = strtoull(p + 1, NULL, 10);
+	return v;
+}
+
+void uintr__lock(void)
+{
+	pthread_mutex_lock(&uintr__mutex);
+}
+
+void uintr__unlock(void)
+{
+	pthread_mutex_unlock(&uintr__mutex);
+}
+
+/* Slow paths that change receiver state keep our own signal out. */
+void uintr__block_signal(sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	if (uintr__signo)
+		sigaddset(&set, uintr__signo);
+	pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+void uintr__restore_signal(const sigset_t *old)
+{
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+static void uintr__thread_exit(void *arg)
+{
+	(void)arg;
+	uintr__receiver_exit();
+	uintr__sender_exit();
+}
+
+/* Call once per thread that registers anything: thread exit then runs
+ * uintr__thread_exit (reference 2.7: exit_thread -> uintr_free). */
+int uintr__watch_thread_exit(void)
+{
+	if (uintr__self.registered_exit)
+		return 0;
+	if (pthread_setspecific(uintr__exit_key, &uintr__self) != 0)
+		return uintr__fail(ENOMEM);
+	uintr__self.registered_exit = 1;
+	return 0;
+}
+
+/* fork: the child inherits fds only (RFC patch "Clean up uintr task fork and
+ * exit paths"): no handler, no UITT, UIF = 0.  The library's private fds
+ * and mappings of the parent's receivers are dropped. */
+static void uintr__fork_prepare(void)
+{
+	pthread_mutex_lock(&uintr__mutex);
+}
+
+static void uintr__fork_parent(void)
+{
+	pthread_mutex_unlock(&uintr__mutex);
+}
+
+static void uintr__fork_child(void)
+{
+	struct uintr__receiver *r, *next;
+	struct uintr__uitt *u = uintr__self.uitt;
+	unsigned int i;
+
+	for (r = uintr__receivers; r; r = next) {
+		next = r->next;
+		for (i = 0; i < UINTR_MAX_VECTORS; i++)
+			if (r->vector_end[i] >= 0)
+				close(r->vector_end[i]);
+		uintr__receiver_free(r);
+	}
+	uintr__receivers = NULL;
+	if (u) {
+		struct uintr__target *t, *tn;
+
+		for (t = u->targets; t; t = tn) {
+			tn = t->next;
+			uintr__target_unmap(t);
+		}
+		free(u);
+	}
+	uintr__self.receiver = NULL;
+	uintr__self.uitt = NULL;
+	atomic_store(&uintr__self.uif, 0);
+	pthread_mutex_init(&uintr__mutex, NULL);
+	pthread_mutex_unlock(&uintr__mutex);
+}
+
+static int uintr__choose_signal(void)
+{
+	const char *env = getenv("UINTR_SIGNAL");
+	int signo = SIGRTMAX - 7;
+
+	if (env && *env) {
+		char *end;
+		long v = strtol(env, &end, 10);
+
+		if (*end != '\0' || v < SIGRTMIN || v > SIGRTMAX)
+			return -1;
+		signo = (int)v;
+	}
+	return signo;
+}
+
+static void uintr__setup_once(void)
+{
+	struct sigaction sa;
+	int signo = uintr__choose_signal();
+
+	if (signo < 0) {
+		uintr__setup_error = EINVAL;
+		return;
+	}
+	if (pthread_key_create(&uintr__exit_key, uintr__thread_exit) != 0) {
+		uintr__setup_error = EAGAIN;
+		return;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = uintr__signal_handler;
+	/* SA_NODEFER: notifications are processed inside a handler too (5.2),
+	 * so a handler that runs STUI sees nested interrupts.  SA_RESTART: a
+	 * restartable syscall in the receiver resumes after delivery (6.1). */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(signo, &sa, &uintr__previous_action) != 0) {
+		uintr__setup_error = errno;
+		return;
+	}
+	pthread_atfork(uintr__fork_prepare, uintr__fork_parent, uintr__fork_child);
+	uintr__signo = signo;
+}
+
+/* Install the process-wide pieces at the first registration. */
+int uintr__setup_process(void)
+{
+	pthread_once(&uintr__once, uintr__setup_once);
+	if (uintr__setup_error)
+		return uintr__fail(uintr__setup_error);
+	return 0;
+}
+
+UINTR__EXPORT int uintr_notification_signal(void)
+{
+	if (uintr__setup_process() != 0)
+		return -1;
+	return uintr__signo;
+}

@@ -1,0 +1,199 @@
+/*
+ * libuintr internals: the software UINTR machine.
+ *
+ * Where each part lives:
+ *   receiver.c   uintr_register_handler / unregister, thread exit, state (2.1, 2.2, 2.7)
+ *   vector_fd.c  uintr_create_fd, the uintr_fd object and its release (2.3)
+ *   sender.c     UITT, uintr_register_sender / unregister, SENDUIPI = post + notify (2.4, 2.5, 5.1)
+ *   delivery.c   notification processing and delivery, STUI/CLUI/TESTUI (5.2, 5.3, 5.5)
+ *   wait.c       uintr_wait (2.6, 6.3)
+ *   sys.c        the few syscalls, fault raising (SIGILL/SIGSEGV), fork handling
+ *   arch/<arch>  what differs per architecture (frame, flags, cpu_relax)
+ *
+ * Memory shared between processes: a receiver owns two memfd pages.
+ *   - the UPID page (struct uintr__upid): written by every sender (post).
+ *   - the info page (struct uintr__info): written only by the receiver and
+ *     sealed F_SEAL_FUTURE_WRITE, so senders map it read-only.  It holds the
+ *     receiver's identity, liveness and per-vector fd generations.
+ * A uintr_fd is one end of an AF_UNIX SOCK_SEQPACKET pair; the receiver keeps
+ * the other end.  The uintr_fd end's receive queue holds one header message
+ * carrying both memfds; a sender peeks it (MSG_PEEK) to register.  When the
+ * last reference to the uintr_fd is closed, in any process, the kernel
+ * signals the receiver's end (O_ASYNC, POLL_HUP): that is our release().
+ */
+#ifndef UINTR_INT_H
+#define UINTR_INT_H
+
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "uintr.h"
+#include "arch/arch.h"
+
+#define UINTR__EXPORT __attribute__((visibility("default")))
+#define UINTR__TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* UPID status bits (reference 4.1).  The status is 32 bits so that uintr_wait
+ * can futex-wait on it. */
+#define UINTR__UPID_ON  0x1u  /* outstanding notification */
+#define UINTR__UPID_SN  0x2u  /* suppress notification */
+#define UINTR__UPID_NV_SHIFT 16
+#define UINTR__UPID_NV_MASK  (0xffu << UINTR__UPID_NV_SHIFT)
+/*
+ * Notification vectors.  As in the RFC (6.3), NV says how the receiver is
+ * to be notified: 0xEC while it runs (our carrier: a thread-directed
+ * signal), 0xEB while it is blocked in uintr_wait (a futex wake).
+ */
+#define UINTR__NV_RUNNING 0xecu
+#define UINTR__NV_BLOCKED 0xebu
+#define UINTR__NV(v) ((uint32_t)(v) << UINTR__UPID_NV_SHIFT)
+
+/* The UPID: the only memory every sender writes.  Hardware keeps NDST here;
+ * our destination (the receiver thread) is in the info page instead. */
+struct uintr__upid {
+	_Atomic uint32_t status; /* ON, SN, NV */
+	uint32_t reserved;
+	_Atomic uint64_t pir;    /* posted-interrupt requests, bit v = vector v */
+} __attribute__((aligned(64)));
+
+#define UINTR__INFO_MAGIC 0x75696e7472696e66ull /* "uintrinf" */
+
+/* Receiver-owned, read-only to senders. */
+struct uintr__info {
+	uint64_t magic;
+	uint64_t token;          /* unique per registration (RFC: per UPID) */
+	int32_t tgid;
+	int32_t tid;
+	uint64_t start_time;     /* the receiver thread's start, /proc .../stat field 22 */
+	_Atomic uint32_t active; /* RFC receiver_active */
+	_Atomic uint32_t vector_gen[UINTR_MAX_VECTORS]; /* bumped at fd release */
+	_Atomic uint64_t registered; /* vectors with a live uintr_fd */
+	_Atomic uint64_t notifications;
+	_Atomic uint64_t delivered;
+	_Atomic uint64_t spurious;
+};
+
+/* Header message queued in every uintr_fd (SCM_RIGHTS: upid memfd, info memfd). */
+#define UINTR__FD_MAGIC 0x75696e7472666421ull /* "uintrfd!" */
+struct uintr__fd_header {
+	uint64_t magic;
+	uint64_t token;
+	uint32_t vector;
+	uint32_t gen;           /* info->vector_gen[vector] when this fd was made */
+	int32_t tgid;
+	int32_t tid;
+};
+
+/* Signal values that mark our notifications (si_code SI_QUEUE). */
+#define UINTR__TOKEN_TAG  0x5549000000000000ull /* "UI" in the top 16 bits */
+#define UINTR__TOKEN_MASK 0xffff000000000000ull
+
+/* A receiver thread (private memory). */
+struct uintr__receiver {
+	uintr_handler_t handler;
+	struct uintr__upid *upid;
+	struct uintr__info *info;     /* writable mapping, receiver only */
+	int upid_memfd, info_memfd;
+	uint64_t token;
+	pid_t tid;
+	uint64_t stack_adjust;
+	_Atomic uint64_t uirr;        /* recognized, not yet delivered */
+	_Atomic uint64_t vector_mask; /* RFC uvec_mask */
+	_Atomic uint64_t released;    /* vectors whose fd was released, end not yet closed */
+	int vector_end[UINTR_MAX_VECTORS]; /* our end of each vector's socket pair */
+	int delivering;               /* nesting depth of deliveries */
+	int dead;                     /* unregistered while delivering: free later */
+	struct uintr__receiver *next; /* process list */
+};
+
+/* A sender's view of one receiver, shared by its UITT entries. */
+struct uintr__target {
+	struct uintr__upid *upid;
+	const struct uintr__info *info;
+	uint64_t token;
+	pid_t tgid, tid;
+	int pidfd;                 /* thread pidfd, or -1 (then tgid/tid) */
+	pid_t sender_tgid;         /* si_pid of our notifications */
+	uid_t sender_uid;
+	int refs;
+	struct uintr__target *next;
+};
+
+struct uintr__uitt_entry {
+	uint8_t valid;
+	uint8_t vector;
+	uint32_t gen;
+	struct uintr__target *target;
+};
+
+/* A sender thread's UITT (RFC: 256 entries, per thread). */
+struct uintr__uitt {
+	struct uintr__uitt_entry entry[UINTR_UITT_ENTRIES];
+	unsigned int used;
+	struct uintr__target *targets;
+};
+
+/* Everything the library keeps per thread. */
+struct uintr__thread {
+	struct uintr__receiver *receiver;
+	struct uintr__uitt *uitt;
+	_Atomic unsigned char uif;
+	unsigned char registered_exit; /* pthread key set for this thread */
+};
+
+extern UINTR__TLS struct uintr__thread uintr__self;
+extern int uintr__signo;
+extern _Atomic uint64_t uintr__process_spurious;
+extern _Atomic uint64_t uintr__process_notifications;
+extern _Atomic uint64_t uintr__process_delivered;
+
+/* sys.c */
+pid_t uintr__gettid(void);
+int uintr__pidfd_open_thread(pid_t tid);
+int uintr__send_notification(const struct uintr__target *t);
+int uintr__futex_wait(_Atomic uint32_t *word, uint32_t expected);
+int uintr__futex_wake(_Atomic uint32_t *word);
+void uintr__raise_fault(int signo, int code);
+uint64_t uintr__thread_start_time(pid_t tgid, pid_t tid);
+int uintr__setup_process(void);
+int uintr__watch_thread_exit(void);
+void uintr__block_signal(sigset_t *old);
+void uintr__restore_signal(const sigset_t *old);
+void uintr__lock(void);
+void uintr__unlock(void);
+
+/* receiver.c */
+extern struct uintr__receiver *uintr__receivers;
+void *uintr__map_memfd(int fd, int writable);
+int uintr__new_memfd(const char *name);
+void uintr__receiver_exit(void);
+void uintr__receiver_free(struct uintr__receiver *r);
+
+/* vector_fd.c */
+void uintr__vector_release(struct uintr__receiver *r, unsigned int vector);
+void uintr__handle_release_signal(int end_fd);
+void uintr__close_released(struct uintr__receiver *r);
+int uintr__read_fd_header(int fd, struct uintr__fd_header *h, int memfds[2]);
+
+/* sender.c */
+void uintr__sender_exit(void);
+void uintr__target_unmap(struct uintr__target *t);
+
+/* delivery.c */
+void uintr__signal_handler(int signo, siginfo_t *info, void *uc);
+uint64_t uintr__process_notification(struct uintr__receiver *r);
+void uintr__deliver(struct uintr_frame *frame);
+void uintr__deliver_here(void *ip, void *sp);
+extern struct sigaction uintr__previous_action;
+
+/* Return -1 with errno set, as every failing RFC syscall does. */
+static inline int uintr__fail(int err)
+{
+	errno = err;
+	return -1;
+}
+
+#endif

@@ -1,0 +1,234 @@
+/*
+ * Vector fds: uintr_create_fd and the release of a uintr_fd (reference 2.3).
+ *
+ * A uintr_fd is one end of an AF_UNIX SOCK_SEQPACKET pair; the receiver
+ * keeps the other ("vector end").  The uintr_fd's receive queue holds one
+ * header message: the receiver's identity, the vector, the generation of
+ * this incarnation of the vector, and (SCM_RIGHTS) the UPID and info
+ * memfds.  Any holder of the fd, in any process, peeks it to register as a
+ * sender (sender.c): holding the fd is the only credential.
+ *
+ * Release: when the last reference to the uintr_fd is closed, in every
+ * process, the kernel marks the vector end hung up and, because the end is
+ * O_ASYNC with F_SETSIG/F_SETOWN_EX, sends our signal with POLL_HUP to the
+ * receiver thread.  That is the RFC's uintrfd_release + receiver_clear_uvec
+ * task_work: senders connected through the fd are disconnected (their UITT
+ * entries turn invalid: the vector's generation changes), the vector's PIR
+ * bit is cleared, an interrupt already in UIRR is left to be delivered, and
+ * the vector may be created again.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "uintr-int.h"
+
+/* Async-signal-safe: runs from the notification signal handler. */
+void uintr__vector_release(struct uintr__receiver *r, unsigned int vector)
+{
+	uint64_t bit = 1ull << vector;
+
+	if (!(atomic_load(&r->vector_mask) & bit) || (atomic_load(&r->released) & bit))
+		return;
+	atomic_fetch_add(&r->info->vector_gen[vector], 1);
+	atomic_fetch_and(&r->upid->pir, ~bit);
+	atomic_fetch_and(&r->info->registered, ~bit);
+	atomic_fetch_or(&r->released, bit);
+	atomic_fetch_and(&r->vector_mask, ~bit);
+}
+
+static int uintr__end_hung_up(int end_fd)
+{
+	struct pollfd p = { .fd = end_fd, .events = 0 };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLHUP);
+}
+
+/* The kernel's SIGIO-style notice that a vector end's peer was released. */
+void uintr__handle_release_signal(int end_fd)
+{
+	struct uintr__receiver *r = uintr__self.receiver;
+	unsigned int v;
+
+	if (!r || end_fd < 0 || !uintr__end_hung_up(end_fd))
+		return;
+	for (v = 0; v < UINTR_MAX_VECTORS; v++)
+		if (r->vector_end[v] == end_fd)
+			uintr__vector_release(r, v);
+}
+
+/* Close the ends of released vectors (slow paths, our signal blocked). */
+void uintr__close_released(struct uintr__receiver *r)
+{
+	uint64_t released = atomic_exchange(&r->released, 0);
+
+	while (released) {
+		unsigned int v = (unsigned int)__builtin_ctzll(released);
+
+		released &= released - 1;
+		if (r->vector_end[v] >= 0)
+			close(r->vector_end[v]);
+		r->vector_end[v] = -1;
+	}
+}
+
+static int uintr__send_header(struct uintr__receiver *r, int end_fd, unsigned int vector)
+{
+	struct uintr__fd_header h;
+	union {
+		char buf[CMSG_SPACE(2 * sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { .iov_base = &h, .iov_len = sizeof(h) };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = sizeof(control.buf),
+	};
+	struct cmsghdr *c;
+	int fds[2] = { r->upid_memfd, r->info_memfd };
+
+	memset(&h, 0, sizeof(h));
+	h.magic = UINTR__FD_MAGIC;
+	h.token = r->token;
+	h.vector = vector;
+	h.gen = atomic_load(&r->info->vector_gen[vector]);
+	h.tgid = r->info->tgid;
+	h.tid = r->tid;
+	memset(&control, 0, sizeof(control));
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(c), fds, sizeof(fds));
+	return sendmsg(end_fd, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof(h) ? 0 : -1;
+}
+
+/* Ask the kernel to tell this receiver thread when the peer is released. */
+static int uintr__watch_release(struct uintr__receiver *r, int end_fd)
+{
+	struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = r->tid };
+	int fl;
+
+	if (fcntl(end_fd, F_SETOWN_EX, &owner) != 0 || fcntl(end_fd, F_SETSIG, uintr__signo) != 0)
+		return -1;
+	fl = fcntl(end_fd, F_GETFL);
+	if (fl < 0 || fcntl(end_fd, F_SETFL, fl | O_ASYNC) != 0)
+		return -1;
+	return 0;
+}
+
+UINTR__EXPORT int uintr_create_fd(unsigned long long vector, unsigned int flags)
+{
+	struct uintr__receiver *r = uintr__self.receiver;
+	uint64_t bit;
+	sigset_t old;
+	int sv[2], err;
+
+	if (flags != 0 || !r)
+		return uintr__fail(EINVAL);
+	if (vector >= UINTR_MAX_VECTORS)
+		return uintr__fail(ENOSPC);
+	bit = 1ull << vector;
+
+	uintr__block_signal(&old);
+	/* A release whose notice has not arrived yet (our signal blocked, or
+	 * still in flight) must not make the vector look busy. */
+	if ((atomic_load(&r->vector_mask) & bit) && uintr__end_hung_up(r->vector_end[vector]))
+		uintr__vector_release(r, (unsigned int)vector);
+	uintr__close_released(r);
+	if (atomic_load(&r->vector_mask) & bit) {
+		uintr__restore_signal(&old);
+		return uintr__fail(EBUSY);
+	}
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) != 0) {
+		err = errno;
+		goto out;
+	}
+	if (uintr__send_header(r, sv[0], (unsigned int)vector) != 0 ||
+	    uintr__watch_release(r, sv[0]) != 0) {
+		err = errno == EMFILE || errno == ENFILE ? errno : ENOMEM;
+		close(sv[0]);
+		close(sv[1]);
+		goto out;
+	}
+	r->vector_end[vector] = sv[0];
+	atomic_fetch_or(&r->vector_mask, bit);
+	atomic_fetch_or(&r->info->registered, bit);
+	uintr__restore_signal(&old);
+	return sv[1];
+out:
+	uintr__restore_signal(&old);
+	return uintr__fail(err);
+}
+
+/*
+ * Read a uintr_fd's header without consuming it.  EBADF for a bad fd,
+ * EOPNOTSUPP for anything that is not a uintr_fd made by the process that
+ * created the socket pair (SO_PEERCRED cannot be forged).  On success
+ * memfds[] holds fresh fds of the UPID and info pages.
+ */
+int uintr__read_fd_header(int fd, struct uintr__fd_header *h, int memfds[2])
+{
+	union {
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	char data[sizeof(*h) + 1];
+	struct iovec iov = { .iov_base = data, .iov_len = sizeof(data) };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = sizeof(control.buf),
+	};
+	struct ucred cred;
+	socklen_t len;
+	struct cmsghdr *c;
+	struct stat st;
+	int type = 0, domain = 0, nfds = 0, fds[4], i;
+	ssize_t n;
+
+	if (fstat(fd, &st) != 0)
+		return uintr__fail(EBADF);
+	if (!S_ISSOCK(st.st_mode))
+		return uintr__fail(EOPNOTSUPP);
+	len = sizeof(type);
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_SEQPACKET)
+		return uintr__fail(EOPNOTSUPP);
+	len = sizeof(domain);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != AF_UNIX)
+		return uintr__fail(EOPNOTSUPP);
+	len = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
+		return uintr__fail(EOPNOTSUPP);
+
+	memset(&control, 0, sizeof(control));
+	n = recvmsg(fd, &msg, MSG_PEEK | MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return uintr__fail(errno == EMFILE || errno == ENFILE ? errno : EOPNOTSUPP);
+	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+
+			for (i = 0; i < k && nfds < 4; i++)
+				memcpy(&fds[nfds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+		}
+	}
+	memcpy(h, data, sizeof(*h));
+	if (n != (ssize_t)sizeof(*h) || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || nfds != 2 ||
+	    h->magic != UINTR__FD_MAGIC || h->vector >= UINTR_MAX_VECTORS ||
+	    (h->token & UINTR__TOKEN_MASK) != UINTR__TOKEN_TAG || cred.pid != h->tgid) {
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		return uintr__fail(EOPNOTSUPP);
+	}
+	memfds[0] = fds[0];
+	memfds[1] = fds[1];
+	return 0;
+}
