@@ -104,6 +104,24 @@ static inline void *t_join(pthread_t t)
 	return ret;
 }
 
+/* Scheduler state of a thread of this process ('R', 'S', ...), from
+ * /proc: lets a test act once a thread is really blocked in a syscall. */
+static inline char t_thread_state(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return '?';
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	if (!p || !(p = strrchr(buf, ')')))
+		return '?';
+	return p[2];
+}
+
 /* Wait for a child process; it must exit with status 0. */
 static inline void t_wait_child_ok(pid_t pid)
 {
