@@ -15,27 +15,28 @@ WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 XCFLAGS  = -std=gnu11 -Iinclude -Isrc $(WARN) -pthread
 LDLIBS   = -pthread
 RUNNER  ?=
+B       ?= build
 
 LIB_SRC  = src/receiver.c src/vector_fd.c src/sender.c src/delivery.c src/wait.c src/sys.c
 LIB_HDR  = include/uintr.h src/uintr-int.h $(wildcard src/arch/*.h src/arch/*/arch.h)
-PIC_OBJ  = $(LIB_SRC:src/%.c=build/pic/%.o)
-STA_OBJ  = $(LIB_SRC:src/%.c=build/static/%.o)
+PIC_OBJ  = $(LIB_SRC:src/%.c=$(B)/pic/%.o)
+STA_OBJ  = $(LIB_SRC:src/%.c=$(B)/static/%.o)
 
-STATIC   = build/libuintr.a
-SHARED   = build/libuintr.so.$(VERSION)
+STATIC   = $(B)/libuintr.a
+SHARED   = $(B)/libuintr.so.$(VERSION)
 
 TEST_SRC = $(sort $(wildcard test/*.c))
-TEST_BIN = $(TEST_SRC:test/%.c=build/test/%)
+TEST_BIN = $(TEST_SRC:test/%.c=$(B)/test/%)
 TEST_HDR = test/helpers.h
 
-.PHONY: all check clean install uninstall
+.PHONY: all check check-sanitize check-cross clean install uninstall
 all: $(STATIC) $(SHARED) $(TEST_BIN)
 
-build/pic/%.o: src/%.c $(LIB_HDR)
+$(B)/pic/%.o: src/%.c $(LIB_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
-build/static/%.o: src/%.c $(LIB_HDR)
+$(B)/static/%.o: src/%.c $(LIB_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) -fvisibility=hidden -c $< -o $@
 
@@ -46,15 +47,35 @@ $(STATIC): $(STA_OBJ)
 $(SHARED): $(PIC_OBJ) src/libuintr.map
 	$(CC) $(CFLAGS) -shared -Wl,-soname,libuintr.so.$(SOVERSION) \
 		-Wl,--version-script=src/libuintr.map -Wl,-z,defs -o $@ $(PIC_OBJ) $(LDLIBS)
-	ln -sf libuintr.so.$(VERSION) build/libuintr.so.$(SOVERSION)
-	ln -sf libuintr.so.$(SOVERSION) build/libuintr.so
+	ln -sf libuintr.so.$(VERSION) $(B)/libuintr.so.$(SOVERSION)
+	ln -sf libuintr.so.$(SOVERSION) $(B)/libuintr.so
 
-build/test/%: test/%.c $(TEST_HDR) $(STATIC) include/uintr.h
+$(B)/test/%: test/%.c $(TEST_HDR) $(STATIC) include/uintr.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itest $< -o $@ $(STATIC) $(LDLIBS)
 
-check: all
-	@RUNNER="$(RUNNER)" test/run-tests.sh $(TEST_BIN)
+check: $(STATIC) $(TEST_BIN)
+	@RUNNER="$(RUNNER)" TEST_LOGDIR=$(B)/test-logs test/run-tests.sh $(TEST_BIN)
+
+# The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, then
+# ThreadSanitizer (clang), each in its own build directory.
+SAN_FLAGS = -O1 -g -fno-omit-frame-pointer
+check-sanitize:
+	$(MAKE) B=build-asan CC=clang CFLAGS="$(SAN_FLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all" \
+		LDLIBS="-pthread -fsanitize=address,undefined" check
+	$(MAKE) B=build-tsan CC=clang CFLAGS="$(SAN_FLAGS) -fsanitize=thread" \
+		LDLIBS="-pthread -fsanitize=thread" check
+
+# Cross-build the library and the suite for arm64 and riscv64 and run the
+# suite under qemu-user (Debian: gcc-aarch64-linux-gnu gcc-riscv64-linux-gnu
+# qemu-user).
+CROSS_ARCHS = aarch64 riscv64
+check-cross:
+	@for a in $(CROSS_ARCHS); do \
+		echo "== $$a"; \
+		$(MAKE) --no-print-directory B=build-$$a CC=$$a-linux-gnu-gcc \
+			RUNNER="qemu-$$a -L /usr/$$a-linux-gnu" check || exit 1; \
+	done
 
 install: $(STATIC) $(SHARED)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)
@@ -70,4 +91,4 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libuintr.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libuintr.so
 
 clean:
-	rm -rf build
+	rm -rf $(B)

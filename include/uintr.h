@@ -85,6 +85,24 @@ struct uintr_stats {
 int uintr_get_stats(struct uintr_stats *stats, unsigned int flags);
 
 /*
+ * libuintr extensions (not in the RFC): polling and the wait policy.
+ *
+ * uintr_poll() is an explicit poll point: it recognizes posted interrupts
+ * (as a notification would) and delivers them if UIF = 1, returning the
+ * number of handler calls.  uintr_set_polling(1) sets SN, as the RFC
+ * kernel does for a receiver that is not running: senders then post
+ * without ever notifying (no signal, no syscall on either side) and the
+ * interrupts are seen only at uintr_poll() and uintr_wait();
+ * uintr_set_polling(0) clears SN and delivers what was posted meanwhile.
+ * uintr_set_wait_spin() sets how long uintr_wait() polls before it
+ * blocks (default 30000 ns, or UINTR_WAIT_SPIN_NS from the environment).
+ * All three fail with EOPNOTSUPP when the caller is not a receiver.
+ */
+int uintr_poll(void);
+int uintr_set_polling(int on);
+int uintr_set_wait_spin(unsigned long long ns);
+
+/*
  * The signal that carries notifications to running receivers (default
  * SIGRTMAX-7; the environment variable UINTR_SIGNAL overrides it before the
  * first registration).  The library keeps any handler the program installed

@@ -20,7 +20,10 @@ uint64_t uintr__process_notification(struct uintr__receiver *r)
 {
 	uint64_t pending;
 
-	atomic_fetch_and(&r->upid->status, ~UINTR__UPID_ON);
+	/* Clearing an ON that is already clear would only bounce the line:
+	 * whoever sets ON also notifies, and that notification clears it. */
+	if (atomic_load(&r->upid->status) & UINTR__UPID_ON)
+		atomic_fetch_and(&r->upid->status, ~UINTR__UPID_ON);
 	pending = atomic_exchange(&r->upid->pir, 0) & atomic_load(&r->vector_mask);
 	if (pending)
 		atomic_fetch_or(&r->uirr, pending);
@@ -34,12 +37,13 @@ uint64_t uintr__process_notification(struct uintr__receiver *r)
  * one step with respect to a nested notification signal, which then only
  * processes (UIF = 0) and leaves delivery to this loop.
  */
-void uintr__deliver(struct uintr_frame *frame)
+unsigned int uintr__deliver(struct uintr_frame *frame)
 {
 	struct uintr__receiver *r = uintr__self.receiver;
+	unsigned int delivered = 0;
 
 	if (!r)
-		return;
+		return 0;
 	r->delivering++;
 	while (!r->dead && atomic_exchange(&uintr__self.uif, 0)) {
 		uint64_t uirr = atomic_load(&r->uirr);
@@ -59,14 +63,16 @@ void uintr__deliver(struct uintr_frame *frame)
 		atomic_fetch_add_explicit(&uintr__process_delivered, 1, memory_order_relaxed);
 		r->handler(frame, vector);
 		atomic_store(&uintr__self.uif, 1); /* UIRET */
+		delivered++;
 	}
 	if (--r->delivering == 0 && r->dead)
 		uintr__receiver_free(r);
+	return delivered;
 }
 
 /* Delivery at a library call (STUI, uintr_wait): the "interrupted" context
  * is the caller's; changes a handler makes to this frame have no effect. */
-void uintr__deliver_here(void *ip, void *sp)
+unsigned int uintr__deliver_here(void *ip, void *sp)
 {
 	struct uintr_frame frame = {
 		.ip = (unsigned long long)(uintptr_t)ip,
@@ -74,7 +80,7 @@ void uintr__deliver_here(void *ip, void *sp)
 		.sp = (unsigned long long)(uintptr_t)sp,
 	};
 
-	uintr__deliver(&frame);
+	return uintr__deliver(&frame);
 }
 
 static void uintr__chain(int signo, siginfo_t *si, void *uc)

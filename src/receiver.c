@@ -87,6 +87,7 @@ static struct uintr__receiver *uintr__receiver_new(uintr_handler_t handler)
 		r->vector_end[i] = -1;
 	r->handler = handler;
 	r->stack_adjust = UINTR__DEFAULT_STACK_ADJUST;
+	r->wait_spin_ns = uintr__default_wait_spin();
 	r->tid = uintr__gettid();
 	r->token = uintr__new_token();
 

@@ -132,13 +132,39 @@ static void uintr__target_put(struct uintr__uitt *u, struct uintr__target *t)
 	uintr__target_unmap(t);
 }
 
-static int uintr__memfd_ok(int fd, int seals)
+static int uintr__memfd_ok(int fd, int seals, ino_t *ino)
 {
 	struct stat st;
 	int have = fcntl(fd, F_GET_SEALS);
 
-	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == UINTR__PAGE &&
-	       have >= 0 && (have & seals) == seals;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size != UINTR__PAGE ||
+	    have < 0 || (have & seals) != seals)
+		return 0;
+	*ino = st.st_ino;
+	return 1;
+}
+
+/*
+ * Are these the pages of the receiver the header names?  The size and the
+ * seals make them safe to map (no SIGBUS, senders cannot write the info
+ * page); the info page must then name the same receiver as the header.
+ */
+static int uintr__memfds_valid(const struct uintr__fd_header *h, int memfds[2],
+			       ino_t *upid_ino, ino_t *info_ino)
+{
+	const struct uintr__info *info;
+	int ok;
+
+	if (!uintr__memfd_ok(memfds[0], F_SEAL_SHRINK | F_SEAL_GROW, upid_ino) ||
+	    !uintr__memfd_ok(memfds[1], F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE, info_ino))
+		return 0;
+	info = uintr__map_memfd(memfds[1], 0);
+	if (!info)
+		return 0;
+	ok = info->magic == UINTR__INFO_MAGIC && info->token == h->token &&
+	     info->tgid == h->tgid && info->tid == h->tid;
+	munmap((void *)info, UINTR__PAGE);
+	return ok;
 }
 
 /*
@@ -160,24 +186,51 @@ static int uintr__target_verify(struct uintr__target *t)
 	return 0;
 }
 
+static struct uintr__target *uintr__target_find(struct uintr__uitt *u, uint64_t token)
+{
+	struct uintr__target *t;
+
+	for (t = u ? u->targets : NULL; t; t = t->next)
+		if (t->token == token)
+			return t;
+	return NULL;
+}
+
+/*
+ * Check a header's memfds (consumed) against what we know: a target we
+ * already map must be the very same pages; otherwise the pages must be
+ * genuine.  EOPNOTSUPP for a forged uintr_fd.
+ */
+static int uintr__check_memfds(struct uintr__uitt *u, const struct uintr__fd_header *h,
+			       int memfds[2])
+{
+	struct uintr__target *t = uintr__target_find(u, h->token);
+	ino_t upid_ino = 0, info_ino = 0;
+	int ok = uintr__memfds_valid(h, memfds, &upid_ino, &info_ino);
+
+	close(memfds[0]);
+	close(memfds[1]);
+	if (!ok || (t && (t->upid_ino != upid_ino || t->info_ino != info_ino)))
+		return uintr__fail(EOPNOTSUPP);
+	return 0;
+}
+
 /* Map the receiver named by a header (memfds consumed); errno on failure. */
 static struct uintr__target *uintr__target_get(struct uintr__uitt *u,
 					       const struct uintr__fd_header *h, int memfds[2])
 {
-	struct uintr__target *t;
-	int err = EOPNOTSUPP;
+	struct uintr__target *t = uintr__target_find(u, h->token);
+	int err = ENOMEM;
 
-	for (t = u->targets; t; t = t->next) {
-		if (t->token == h->token) {
-			close(memfds[0]);
-			close(memfds[1]);
-			if (!atomic_load(&t->info->active)) {
-				errno = ESHUTDOWN;
-				return NULL;
-			}
-			t->refs++;
-			return t;
+	if (t) {
+		if (uintr__check_memfds(u, h, memfds) != 0)
+			return NULL;
+		if (!atomic_load(&t->info->active)) {
+			errno = ESHUTDOWN;
+			return NULL;
 		}
+		t->refs++;
+		return t;
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t) {
@@ -187,12 +240,11 @@ static struct uintr__target *uintr__target_get(struct uintr__uitt *u,
 		return NULL;
 	}
 	t->pidfd = -1;
-	if (uintr__memfd_ok(memfds[0], F_SEAL_SHRINK | F_SEAL_GROW) &&
-	    uintr__memfd_ok(memfds[1], F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE)) {
+	if (!uintr__memfds_valid(h, memfds, &t->upid_ino, &t->info_ino)) {
+		err = EOPNOTSUPP;
+	} else {
 		t->upid = uintr__map_memfd(memfds[0], 1);
 		t->info = uintr__map_memfd(memfds[1], 0);
-		if (!t->upid || !t->info)
-			err = ENOMEM;
 	}
 	close(memfds[0]);
 	close(memfds[1]);
@@ -203,6 +255,8 @@ static struct uintr__target *uintr__target_get(struct uintr__uitt *u,
 	t->tid = h->tid;
 	t->sender_tgid = getpid();
 	t->sender_uid = getuid();
+	/* Re-check through our own mapping: the pages are what we validated. */
+	err = EOPNOTSUPP;
 	if (t->info->magic != UINTR__INFO_MAGIC || t->info->token != h->token ||
 	    t->info->tgid != h->tgid || t->info->tid != h->tid)
 		goto fail;
@@ -268,8 +322,9 @@ UINTR__EXPORT int uintr_register_sender(int uintr_fd, unsigned int flags)
 	if (u)
 		uintr__uitt_sweep(u);
 	if (uintr__uitt_find(u, &h)) {
-		close(memfds[0]);
-		close(memfds[1]);
+		/* Connected: EISCONN, unless this is a forged copy. */
+		if (uintr__check_memfds(u, &h, memfds) != 0)
+			return -1;
 		return uintr__fail(EISCONN);
 	}
 	if (!u) {
@@ -312,8 +367,8 @@ UINTR__EXPORT int uintr_unregister_sender(int uintr_fd, unsigned int flags)
 		return uintr__fail(EINVAL);
 	if (uintr__read_fd_header(uintr_fd, &h, memfds) != 0)
 		return -1;
-	close(memfds[0]);
-	close(memfds[1]);
+	if (uintr__check_memfds(u, &h, memfds) != 0)
+		return -1;
 	if (u)
 		uintr__uitt_sweep(u);
 	e = uintr__uitt_find(u, &h);

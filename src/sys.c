@@ -31,6 +31,7 @@ static pthread_once_t uintr__once = PTHREAD_ONCE_INIT;
 static pthread_key_t uintr__exit_key;
 static int uintr__setup_error;
 static int uintr__pidfd_thread_works = 1;
+static int uintr__pidfd_siginfo_works = 1;
 
 pid_t uintr__gettid(void)
 {
@@ -68,8 +69,19 @@ int uintr__send_notification(const struct uintr__target *t)
 	si.si_pid = t->sender_tgid;
 	si.si_uid = t->sender_uid;
 	si.si_value.sival_ptr = (void *)(uintptr_t)t->token;
-	if (t->pidfd >= 0)
-		return (int)syscall(SYS_pidfd_send_signal, t->pidfd, uintr__signo, &si, 0);
+	if (t->pidfd >= 0) {
+		if (uintr__pidfd_siginfo_works) {
+			int ret = (int)syscall(SYS_pidfd_send_signal, t->pidfd, uintr__signo, &si, 0);
+
+			if (ret == 0 || errno != EINVAL)
+				return ret;
+			/* qemu-user does not translate a siginfo here. */
+			uintr__pidfd_siginfo_works = 0;
+		}
+		/* Fallback: the thread must still be alive just before. */
+		if (syscall(SYS_pidfd_send_signal, t->pidfd, 0, NULL, 0) != 0)
+			return -1;
+	}
 	return (int)syscall(SYS_rt_tgsigqueueinfo, t->tgid, t->tid, uintr__signo, &si);
 }
 

@@ -105,6 +105,8 @@ struct uintr__receiver {
 	_Atomic uint64_t released;    /* vectors whose fd was released, end not yet closed */
 	int vector_end[UINTR_MAX_VECTORS]; /* our end of each vector's socket pair */
 	int delivering;               /* nesting depth of deliveries */
+	int polling;                  /* uintr_set_polling(1): SN kept set */
+	uint64_t wait_spin_ns;        /* uintr_wait's poll phase */
 	int dead;                     /* unregistered while delivering: free later */
 	struct uintr__receiver *next; /* process list */
 };
@@ -116,6 +118,7 @@ struct uintr__target {
 	uint64_t token;
 	pid_t tgid, tid;
 	int pidfd;                 /* thread pidfd, or -1 (then tgid/tid) */
+	ino_t upid_ino, info_ino;  /* the memfds' inodes: a forged copy differs */
 	pid_t sender_tgid;         /* si_pid of our notifications */
 	uid_t sender_uid;
 	int refs;
@@ -165,6 +168,9 @@ void uintr__restore_signal(const sigset_t *old);
 void uintr__lock(void);
 void uintr__unlock(void);
 
+/* wait.c */
+uint64_t uintr__default_wait_spin(void);
+
 /* receiver.c */
 extern struct uintr__receiver *uintr__receivers;
 void *uintr__map_memfd(int fd, int writable);
@@ -185,8 +191,8 @@ void uintr__target_unmap(struct uintr__target *t);
 /* delivery.c */
 void uintr__signal_handler(int signo, siginfo_t *info, void *uc);
 uint64_t uintr__process_notification(struct uintr__receiver *r);
-void uintr__deliver(struct uintr_frame *frame);
-void uintr__deliver_here(void *ip, void *sp);
+unsigned int uintr__deliver(struct uintr_frame *frame);
+unsigned int uintr__deliver_here(void *ip, void *sp);
 extern struct sigaction uintr__previous_action;
 
 /* Return -1 with errno set, as every failing RFC syscall does. */

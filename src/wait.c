@@ -1,8 +1,11 @@
 /*
- * uintr_wait (reference 2.6, 6.3): block until a user interrupt arrives.
+ * Waiting and polling: uintr_wait (reference 2.6, 6.3), and the libuintr
+ * extensions uintr_poll, uintr_set_polling, uintr_set_wait_spin.
  *
- * As in the RFC, a waiting receiver switches its UPID's notification vector
- * to 0xEB; senders then notify it with a futex wake on the UPID status
+ * uintr_wait first polls for a short while with SN set, so that a sender
+ * posts without notifying and neither side makes a syscall.  Then, as in
+ * the RFC, it switches the UPID's notification vector to 0xEB (with SN
+ * clear); senders then notify it with a futex wake on the UPID status
  * instead of a signal.  The RFC's own race (an interrupt posted just before
  * the call is lost until the next one) is closed: the switch is one atomic
  * operation on the status word, after which we sleep only if ON is clear
@@ -10,28 +13,89 @@
  * status word still has the value we checked.
  */
 #define _GNU_SOURCE
+#include <stdlib.h>
+#include <time.h>
+
 #include "uintr-int.h"
 
-static uint32_t uintr__set_nv(struct uintr__upid *upid, uint32_t nv)
+#define UINTR__DEFAULT_WAIT_SPIN_NS 30000ull
+
+uint64_t uintr__default_wait_spin(void)
+{
+	const char *env = getenv("UINTR_WAIT_SPIN_NS");
+	char *end;
+	unsigned long long v;
+
+	if (!env || !*env)
+		return UINTR__DEFAULT_WAIT_SPIN_NS;
+	v = strtoull(env, &end, 10);
+	return *end == '\0' ? v : UINTR__DEFAULT_WAIT_SPIN_NS;
+}
+
+static uint64_t uintr__now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int uintr__anything_posted(struct uintr__receiver *r)
+{
+	return atomic_load_explicit(&r->upid->pir, memory_order_relaxed) ||
+	       atomic_load_explicit(&r->uirr, memory_order_relaxed);
+}
+
+/* Set the status bits in `mask` to `value`, atomically; returns the new word. */
+static uint32_t uintr__set_status(struct uintr__upid *upid, uint32_t mask, uint32_t value)
 {
 	uint32_t s = atomic_load(&upid->status), n;
 
 	do
-		n = (s & ~UINTR__UPID_NV_MASK) | UINTR__NV(nv);
+		n = (s & ~mask) | value;
 	while (!atomic_compare_exchange_weak(&upid->status, &s, n));
 	return n;
 }
 
+static uint32_t uintr__sn(const struct uintr__receiver *r)
+{
+	return r->polling ? UINTR__UPID_SN : 0;
+}
+
+/* The poll phase: SN = 1, watch PIR.  True if something arrived. */
+static int uintr__spin_for_post(struct uintr__receiver *r)
+{
+	uint64_t deadline;
+	unsigned int i = 0;
+
+	if (!r->wait_spin_ns)
+		return 0;
+	if (!r->polling)
+		atomic_fetch_or(&r->upid->status, UINTR__UPID_SN);
+	deadline = uintr__now_ns() + r->wait_spin_ns;
+	while (!uintr__anything_posted(r)) {
+		uintr__arch_cpu_relax();
+		if ((++i & 63) == 0 && uintr__now_ns() >= deadline)
+			break;
+	}
+	if (!r->polling)
+		atomic_fetch_and(&r->upid->status, ~UINTR__UPID_SN);
+	return uintr__anything_posted(r);
+}
+
+/* The block phase: NV := 0xEB, SN := 0 in one step, then futex-wait. */
 static void uintr__block_until_notified(struct uintr__receiver *r)
 {
 	struct uintr__upid *upid = r->upid;
-	uint32_t s = uintr__set_nv(upid, UINTR__NV_BLOCKED);
+	uint32_t s = uintr__set_status(upid, UINTR__UPID_NV_MASK | UINTR__UPID_SN,
+				       UINTR__NV(UINTR__NV_BLOCKED));
 
-	while (!(s & UINTR__UPID_ON) && !atomic_load(&upid->pir) && !atomic_load(&r->uirr)) {
+	while (!(s & UINTR__UPID_ON) && !uintr__anything_posted(r)) {
 		uintr__futex_wait(&upid->status, s);
 		s = atomic_load(&upid->status);
 	}
-	uintr__set_nv(upid, UINTR__NV_RUNNING);
+	uintr__set_status(upid, UINTR__UPID_NV_MASK | UINTR__UPID_SN,
+			  UINTR__NV(UINTR__NV_RUNNING) | uintr__sn(r));
 }
 
 UINTR__EXPORT int uintr_wait(unsigned int flags)
@@ -43,7 +107,8 @@ UINTR__EXPORT int uintr_wait(unsigned int flags)
 	if (!r)
 		return uintr__fail(EOPNOTSUPP);
 	for (;;) {
-		uintr__block_until_notified(r);
+		if (!uintr__spin_for_post(r))
+			uintr__block_until_notified(r);
 		uintr__process_notification(r);
 		if (atomic_load(&r->uirr))
 			break;
@@ -53,4 +118,45 @@ UINTR__EXPORT int uintr_wait(unsigned int flags)
 	if (atomic_load(&uintr__self.uif))
 		uintr__deliver_here(__builtin_return_address(0), __builtin_frame_address(0));
 	return uintr__fail(EINTR);
+}
+
+UINTR__EXPORT int uintr_poll(void)
+{
+	struct uintr__receiver *r = uintr__self.receiver;
+
+	if (!r)
+		return uintr__fail(EOPNOTSUPP);
+	if (!uintr__anything_posted(r))
+		return 0;
+	uintr__process_notification(r);
+	if (!atomic_load(&uintr__self.uif))
+		return 0;
+	return (int)uintr__deliver_here(__builtin_return_address(0), __builtin_frame_address(0));
+}
+
+UINTR__EXPORT int uintr_set_polling(int on)
+{
+	struct uintr__receiver *r = uintr__self.receiver;
+
+	if (!r)
+		return uintr__fail(EOPNOTSUPP);
+	r->polling = on != 0;
+	if (r->polling) {
+		atomic_fetch_or(&r->upid->status, UINTR__UPID_SN);
+		return 0;
+	}
+	/* Clearing SN: what was posted meanwhile is recognized now (6.1). */
+	atomic_fetch_and(&r->upid->status, ~UINTR__UPID_SN);
+	uintr_poll();
+	return 0;
+}
+
+UINTR__EXPORT int uintr_set_wait_spin(unsigned long long ns)
+{
+	struct uintr__receiver *r = uintr__self.receiver;
+
+	if (!r)
+		return uintr__fail(EOPNOTSUPP);
+	r->wait_spin_ns = ns;
+	return 0;
 }

@@ -24,6 +24,23 @@
 
 #include "uintr.h"
 
+/*
+ * ThreadSanitizer defers an asynchronous signal until the thread next
+ * enters its runtime and runs the handler on a copy of the context: the
+ * interrupted ip is then not the program's, and frame changes are lost.
+ * Tests of the frame skip those checks when T_TSAN is 1.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define T_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define T_TSAN 1
+#endif
+#endif
+#ifndef T_TSAN
+#define T_TSAN 0
+#endif
+
 #define T_PASS 0
 #define T_FAIL 1
 #define T_SKIP 77
