@@ -59,8 +59,7 @@ unsigned int uintr__deliver(struct uintr_frame *frame)
 		vector = 63u - (unsigned int)__builtin_clzll(uirr);
 		bit = 1ull << vector;
 		atomic_fetch_and(&r->uirr, ~bit);
-		atomic_fetch_add_explicit(&r->info->delivered, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&uintr__process_delivered, 1, memory_order_relaxed);
+		uintr__count(&r->info->delivered);
 		r->handler(frame, vector);
 		atomic_store(&uintr__self.uif, 1); /* UIRET */
 		delivered++;
@@ -103,15 +102,20 @@ static void uintr__notification(siginfo_t *si, ucontext_t *uc)
 	uint64_t token = (uint64_t)(uintptr_t)si->si_value.sival_ptr;
 	struct uintr_frame frame;
 
-	atomic_fetch_add_explicit(&uintr__process_notifications, 1, memory_order_relaxed);
-	if (!r || r->token != token) {
+	if (!r) {
 		/* Sent to a receiver this thread no longer is (6.2: UIS). */
+		atomic_fetch_add_explicit(&uintr__process_notifications, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&uintr__process_spurious, 1, memory_order_relaxed);
-		if (r)
-			atomic_fetch_add_explicit(&r->info->spurious, 1, memory_order_relaxed);
 		return;
 	}
-	atomic_fetch_add_explicit(&r->info->notifications, 1, memory_order_relaxed);
+	if (r->token != token) {
+		uintr__count(&r->info->spurious);
+		return;
+	}
+	uintr__count(&r->info->notifications);
+	/* Blocked in uintr_wait: the wait processes the post (wait.c). */
+	if (atomic_load(&uintr__self.blocking))
+		return;
 	uintr__process_notification(r);
 	if (!atomic_load(&uintr__self.uif) || !atomic_load(&r->uirr))
 		return;
@@ -128,9 +132,7 @@ void uintr__signal_handler(int signo, siginfo_t *si, void *uc)
 	if (si->si_code == SI_QUEUE &&
 	    ((uint64_t)(uintptr_t)si->si_value.sival_ptr & UINTR__TOKEN_MASK) == UINTR__TOKEN_TAG)
 		uintr__notification(si, uc);
-	else if (si->si_code == POLL_HUP && uintr__self.receiver)
-		uintr__handle_release_signal(si->si_fd);
-	else
+	else if (si->si_code != POLL_HUP || !uintr__handle_release_signal(si->si_fd))
 		uintr__chain(signo, si, uc);
 	errno = saved_errno;
 }

@@ -65,7 +65,7 @@ void uintr__receiver_free(struct uintr__receiver *r)
 {
 	if (r->upid)
 		munmap(r->upid, UINTR__PAGE);
-	if (r->info)
+	if (r->info && !r->info_kept)
 		munmap(r->info, UINTR__PAGE);
 	if (r->upid_memfd >= 0)
 		close(r->upid_memfd);
@@ -104,7 +104,15 @@ static struct uintr__receiver *uintr__receiver_new(uintr_handler_t handler)
 	r->info->token = r->token;
 	r->info->tgid = getpid();
 	r->info->tid = r->tid;
-	r->info->start_time = uintr__thread_start_time(getpid(), r->tid);
+	{
+		char state;
+		int pidfd = uintr__pidfd_open_thread(r->tid);
+
+		r->info->start_time = uintr__thread_start_time(getpid(), r->tid, &state);
+		r->info->pid_ino = uintr__pidfd_ino(pidfd);
+		if (pidfd >= 0)
+			close(pidfd);
+	}
 	atomic_store(&r->info->active, 1);
 
 	/* Senders may read both pages but never change their size; only we
@@ -134,6 +142,7 @@ UINTR__EXPORT int uintr_register_handler(uintr_handler_t handler, unsigned int f
 		return uintr__fail(EBUSY);
 	if (uintr__setup_process() != 0 || uintr__watch_thread_exit() != 0)
 		return -1;
+	uintr__vector_orphans_reap();
 	r = uintr__receiver_new(handler);
 	if (!r)
 		return uintr__fail(errno == EMFILE || errno == ENFILE ? errno : ENOMEM);
@@ -158,11 +167,11 @@ static void uintr__receiver_detach(struct uintr__receiver *r)
 	atomic_fetch_or(&r->upid->status, UINTR__UPID_SN);
 	atomic_store(&r->info->active, 0);
 	atomic_store(&r->uirr, 0); /* pending recognized interrupts are discarded */
-	for (i = 0; i < UINTR_MAX_VECTORS; i++) {
-		if (r->vector_end[i] >= 0) {
-			close(r->vector_end[i]);
-			r->vector_end[i] = -1;
-		}
+	uintr__close_released(r);
+	if (uintr__vector_orphan_ends(r)) {
+		/* The orphaned ends keep the info page; keep a copy of the
+		 * counters for the process totals below. */
+		r->info_kept = 1;
 	}
 	uintr__lock();
 	for (pp = &uintr__receivers; *pp; pp = &(*pp)->next) {
@@ -171,6 +180,9 @@ static void uintr__receiver_detach(struct uintr__receiver *r)
 			break;
 		}
 	}
+	atomic_fetch_add(&uintr__process_notifications, atomic_load(&r->info->notifications));
+	atomic_fetch_add(&uintr__process_delivered, atomic_load(&r->info->delivered));
+	atomic_fetch_add(&uintr__process_spurious, atomic_load(&r->info->spurious));
 	uintr__unlock();
 	uintr__self.receiver = NULL;
 	/* A handler may unregister its own receiver: delivery frees it later. */
@@ -220,7 +232,7 @@ UINTR__EXPORT int uintr_read_state(struct uintr_state *state)
 		state->upid_addr = (unsigned long long)(uintptr_t)r->upid;
 		state->uirr = atomic_load(&r->uirr);
 	}
-	if (u && u->used) {
+	if (u && uintr__uitt_live(u)) {
 		state->uitt_size = UINTR_UITT_ENTRIES; /* the RFC writes 256 (2.4) */
 		state->uitt_addr = (unsigned long long)(uintptr_t)u | 1;
 	}
@@ -238,9 +250,18 @@ UINTR__EXPORT int uintr_get_stats(struct uintr_stats *stats, unsigned int flags)
 	if (!stats)
 		return uintr__fail(EFAULT);
 	if (flags & UINTR_STATS_PROCESS) {
+		struct uintr__receiver *p;
+
+		uintr__lock();
 		stats->notifications = atomic_load(&uintr__process_notifications);
 		stats->delivered = atomic_load(&uintr__process_delivered);
 		stats->spurious = atomic_load(&uintr__process_spurious);
+		for (p = uintr__receivers; p; p = p->next) {
+			stats->notifications += atomic_load(&p->info->notifications);
+			stats->delivered += atomic_load(&p->info->delivered);
+			stats->spurious += atomic_load(&p->info->spurious);
+		}
+		uintr__unlock();
 		return 0;
 	}
 	if (!r)

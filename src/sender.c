@@ -63,7 +63,7 @@ static inline void uintr__post(const struct uintr__target *t, unsigned int vecto
 }
 
 /* True while any entry is connected (RFC: UITT not empty, TT enabled). */
-static int uintr__uitt_live(const struct uintr__uitt *u)
+int uintr__uitt_live(const struct uintr__uitt *u)
 {
 	unsigned int i;
 
@@ -76,6 +76,8 @@ static int uintr__uitt_live(const struct uintr__uitt *u)
 	return 0;
 }
 
+/* SENDUIPI (5.1).  A fault is a real one (arch/arch.h); if a handler
+ * returns from it, the check runs again, as the instruction would. */
 UINTR__EXPORT void uintr_senduipi(unsigned long long index)
 {
 	for (;;) {
@@ -84,12 +86,12 @@ UINTR__EXPORT void uintr_senduipi(unsigned long long index)
 
 		/* #UD: no sender table (TT[0] = 0). */
 		if (!u || !u->used) {
-			uintr__raise_fault(SIGILL, ILL_ILLOPN);
-			continue; /* a handler that returns re-executes, as on hardware */
+			uintr__arch_raise_ud();
+			continue;
 		}
 		/* #GP: index beyond UITTSZ, or entry not valid. */
 		if (index >= UINTR_UITT_ENTRIES || !(e = &u->entry[index])->valid) {
-			uintr__raise_fault(SIGSEGV, SI_KERNEL);
+			uintr__arch_raise_gp();
 			continue;
 		}
 		/* The fd this entry was made through was released: the RFC has
@@ -97,8 +99,10 @@ UINTR__EXPORT void uintr_senduipi(unsigned long long index)
 		 * is left the table is gone too. */
 		if (atomic_load_explicit(&e->target->info->vector_gen[e->vector],
 					 memory_order_relaxed) != e->gen) {
-			uintr__raise_fault(uintr__uitt_live(u) ? SIGSEGV : SIGILL,
-					   uintr__uitt_live(u) ? SI_KERNEL : ILL_ILLOPN);
+			if (uintr__uitt_live(u))
+				uintr__arch_raise_gp();
+			else
+				uintr__arch_raise_ud();
 			continue;
 		}
 		uintr__post(e->target, e->vector);
@@ -168,18 +172,22 @@ static int uintr__memfds_valid(const struct uintr__fd_header *h, int memfds[2],
 }
 
 /*
- * Is the receiver thread still the one that registered?  The pidfd was
- * opened before this check, so if the thread with that tid started when the
- * receiver did and the pidfd's thread is still alive afterwards, the pidfd
- * names the receiver and not a thread that reused its tid.
+ * Is the receiver thread alive and still the one that registered, not a
+ * thread that reused its tid?  On pidfs the pidfd's inode says so exactly.
+ * Elsewhere the start time must match (clock ticks: a tid reused within
+ * the same tick passes, a documented limit) and, since the pidfd was
+ * opened before the check, its thread must still be alive after it.
  */
 static int uintr__target_verify(struct uintr__target *t)
 {
 	uint64_t start;
+	char state = '?';
 
 	t->pidfd = uintr__pidfd_open_thread(t->tid);
-	start = uintr__thread_start_time(t->tgid, t->tid);
-	if (start == 0 || start != t->info->start_time)
+	if (t->info->pid_ino && uintr__pidfd_ino(t->pidfd) != t->info->pid_ino)
+		return -1;
+	start = uintr__thread_start_time(t->tgid, t->tid, &state);
+	if (start == 0 || start != t->info->start_time || state == 'Z' || state == 'X')
 		return -1;
 	if (t->pidfd >= 0 && syscall(SYS_pidfd_send_signal, t->pidfd, 0, NULL, 0) != 0)
 		return -1;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -97,17 +98,20 @@ int uintr__futex_wake(_Atomic uint32_t *word)
 }
 
 /*
- * Raise SIGILL or SIGSEGV on this thread as a faulting instruction does:
- * like the kernel's force_sig(), a blocked or ignored signal is unblocked
- * and reset to its default action first, so the fault cannot be skipped.
+ * Raise SIGILL or SIGSEGV on this thread as a faulting instruction does,
+ * for architectures without a real faulting instruction to borrow (see
+ * arch/arch.h): like the kernel's force_sig(), a blocked or ignored signal
+ * is reset to its default action and unblocked, so it cannot be skipped.
  */
 void uintr__raise_fault(int signo, int code)
 {
 	struct sigaction sa;
-	sigset_t set;
+	sigset_t set, cur;
 	siginfo_t si;
 
-	if (sigaction(signo, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN) {
+	pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	if (sigaction(signo, NULL, &sa) == 0 &&
+	    (sa.sa_handler == SIG_IGN || sigismember(&cur, signo))) {
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_handler = SIG_DFL;
 		sigaction(signo, &sa, NULL);
@@ -123,8 +127,9 @@ void uintr__raise_fault(int signo, int code)
 	syscall(SYS_rt_tgsigqueueinfo, getpid(), uintr__gettid(), signo, &si);
 }
 
-/* Field 22 of /proc/<tgid>/task/<tid>/stat: when the thread started. */
-uint64_t uintr__thread_start_time(pid_t tgid, pid_t tid)
+/* Field 22 of /proc/<tgid>/task/<tid>/stat: when the thread started;
+ * *state gets field 3 (R, S, ..., Z for a zombie). */
+uint64_t uintr__thread_start_time(pid_t tgid, pid_t tid, char *state)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long v = 0;
@@ -141,13 +146,25 @@ uint64_t uintr__thread_start_time(pid_t tgid, pid_t tid)
 		return 0;
 	buf[n] = '\0';
 	p = strrchr(buf, ')'); /* the command name may hold spaces */
-	if (!p)
+	if (!p || p[1] != ' ')
 		return 0;
+	*state = p[2];
 	for (field = 2; field < 22 && p; field++)
 		p = strchr(p + 1, ' ');
 	if (p)
 		v = strtoull(p + 1, NULL, 10);
 	return v;
+}
+
+/* On pidfs (Linux 6.9) a pidfd's inode names one struct pid for good;
+ * elsewhere all pidfds share one inode and the number proves nothing. */
+uint64_t uintr__pidfd_ino(int pidfd)
+{
+	struct stat st;
+
+	if (pidfd < 0 || fstat(pidfd, &st) != 0)
+		return 0;
+	return (uint64_t)st.st_ino;
 }
 
 void uintr__lock(void)
@@ -222,6 +239,7 @@ static void uintr__fork_child(void)
 		uintr__receiver_free(r);
 	}
 	uintr__receivers = NULL;
+	uintr__vector_orphans_forget();
 	if (u) {
 		struct uintr__target *t, *tn;
 

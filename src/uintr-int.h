@@ -68,6 +68,8 @@ struct uintr__info {
 	int32_t tgid;
 	int32_t tid;
 	uint64_t start_time;     /* the receiver thread's start, /proc .../stat field 22 */
+	uint64_t pid_ino;        /* inode of a pidfd of the receiver thread (pidfs:
+				  * unique per thread for the system's lifetime), or 0 */
 	_Atomic uint32_t active; /* RFC receiver_active */
 	_Atomic uint32_t vector_gen[UINTR_MAX_VECTORS]; /* bumped at fd release */
 	_Atomic uint64_t registered; /* vectors with a live uintr_fd */
@@ -107,7 +109,9 @@ struct uintr__receiver {
 	int delivering;               /* nesting depth of deliveries */
 	int polling;                  /* uintr_set_polling(1): SN kept set */
 	uint64_t wait_spin_ns;        /* uintr_wait's poll phase */
+	uint64_t wait_mark;           /* info->delivered when uintr_wait last returned */
 	int dead;                     /* unregistered while delivering: free later */
+	int info_kept;                /* info page now owned by orphaned ends */
 	struct uintr__receiver *next; /* process list */
 };
 
@@ -144,11 +148,14 @@ struct uintr__thread {
 	struct uintr__receiver *receiver;
 	struct uintr__uitt *uitt;
 	_Atomic unsigned char uif;
+	_Atomic unsigned char blocking; /* in uintr_wait's futex phase */
 	unsigned char registered_exit; /* pthread key set for this thread */
 };
 
 extern UINTR__TLS struct uintr__thread uintr__self;
 extern int uintr__signo;
+/* Process totals of receivers that are gone, and of notifications that
+ * reached threads which are no receivers (live receivers count their own). */
 extern _Atomic uint64_t uintr__process_spurious;
 extern _Atomic uint64_t uintr__process_notifications;
 extern _Atomic uint64_t uintr__process_delivered;
@@ -160,7 +167,8 @@ int uintr__send_notification(const struct uintr__target *t);
 int uintr__futex_wait(_Atomic uint32_t *word, uint32_t expected);
 int uintr__futex_wake(_Atomic uint32_t *word);
 void uintr__raise_fault(int signo, int code);
-uint64_t uintr__thread_start_time(pid_t tgid, pid_t tid);
+uint64_t uintr__thread_start_time(pid_t tgid, pid_t tid, char *state);
+uint64_t uintr__pidfd_ino(int pidfd);
 int uintr__setup_process(void);
 int uintr__watch_thread_exit(void);
 void uintr__block_signal(sigset_t *old);
@@ -180,13 +188,17 @@ void uintr__receiver_free(struct uintr__receiver *r);
 
 /* vector_fd.c */
 void uintr__vector_release(struct uintr__receiver *r, unsigned int vector);
-void uintr__handle_release_signal(int end_fd);
+int uintr__handle_release_signal(int end_fd);
+void uintr__vector_orphans_reap(void);
 void uintr__close_released(struct uintr__receiver *r);
+int uintr__vector_orphan_ends(struct uintr__receiver *r);
+void uintr__vector_orphans_forget(void);
 int uintr__read_fd_header(int fd, struct uintr__fd_header *h, int memfds[2]);
 
 /* sender.c */
 void uintr__sender_exit(void);
 void uintr__target_unmap(struct uintr__target *t);
+int uintr__uitt_live(const struct uintr__uitt *u);
 
 /* delivery.c */
 void uintr__signal_handler(int signo, siginfo_t *info, void *uc);
@@ -196,6 +208,13 @@ unsigned int uintr__deliver_here(void *ip, void *sp);
 extern struct sigaction uintr__previous_action;
 
 /* Return -1 with errno set, as every failing RFC syscall does. */
+/* Counters written by one thread only (the receiver): no locked add. */
+static inline void uintr__count(_Atomic uint64_t *c)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
 static inline int uintr__fail(int err)
 {
 	errno = err;

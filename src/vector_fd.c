@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -48,17 +49,152 @@ static int uintr__end_hung_up(int end_fd)
 	return poll(&p, 1, 0) == 1 && (p.revents & POLLHUP);
 }
 
-/* The kernel's SIGIO-style notice that a vector end's peer was released. */
-void uintr__handle_release_signal(int end_fd)
+/*
+ * Orphaned vector ends: the fds of a receiver that unregistered or exited
+ * stay deactivated (2.2), but their release must still disconnect their
+ * senders (2.3).  So the ends live on here, owned by the process (any
+ * thread takes the kernel's notice), with the receiver's info page.  The
+ * signal handler only bumps the generation and marks the slot; slow paths
+ * close the end and unmap the page, under uintr__lock.
+ */
+#define UINTR__MAX_ORPHANS 1024
+struct uintr__orphan {
+	_Atomic int end_fd;        /* -1: free */
+	_Atomic int released;
+	struct uintr__info *info;
+	unsigned int vector;
+};
+static struct uintr__orphan uintr__orphans[UINTR__MAX_ORPHANS];
+static _Atomic int uintr__orphans_init;
+
+static void uintr__orphans_setup(void)
+{
+	unsigned int i;
+
+	if (atomic_load(&uintr__orphans_init))
+		return;
+	for (i = 0; i < UINTR__MAX_ORPHANS; i++)
+		atomic_store(&uintr__orphans[i].end_fd, -1);
+	atomic_store(&uintr__orphans_init, 1);
+}
+
+/* Under uintr__lock: close released orphans, unmap pages nobody uses. */
+static void uintr__orphans_reap(void)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < UINTR__MAX_ORPHANS; i++) {
+		struct uintr__orphan *o = &uintr__orphans[i];
+		struct uintr__info *info = o->info;
+		int fd = atomic_load(&o->end_fd), shared = 0;
+
+		if (fd < 0 || !atomic_load(&o->released))
+			continue;
+		atomic_store(&o->end_fd, -1);
+		close(fd);
+		for (j = 0; j < UINTR__MAX_ORPHANS; j++)
+			if (atomic_load(&uintr__orphans[j].end_fd) >= 0 && uintr__orphans[j].info == info)
+				shared = 1;
+		if (!shared)
+			munmap(info, 4096);
+	}
+}
+
+/*
+ * Receiver detach (2.2, 2.7): keep each live vector end as an orphan, its
+ * kernel notice now going to the whole process.  Returns 1 if the info page
+ * was handed over (the caller must not unmap it).
+ */
+int uintr__vector_orphan_ends(struct uintr__receiver *r)
+{
+	struct f_owner_ex owner = { .type = F_OWNER_PID, .pid = getpid() };
+	unsigned int v, i = 0;
+	int handed = 0;
+
+	uintr__lock();
+	uintr__orphans_setup();
+	uintr__orphans_reap();
+	for (v = 0; v < UINTR_MAX_VECTORS; v++) {
+		int fd = r->vector_end[v];
+
+		if (fd < 0)
+			continue;
+		r->vector_end[v] = -1;
+		if (atomic_load(&r->released) & (1ull << v) || uintr__end_hung_up(fd)) {
+			/* Released already: disconnect its senders now. */
+			atomic_fetch_add(&r->info->vector_gen[v], 1);
+			close(fd);
+			continue;
+		}
+		while (i < UINTR__MAX_ORPHANS && atomic_load(&uintr__orphans[i].end_fd) >= 0)
+			i++;
+		if (i == UINTR__MAX_ORPHANS || fcntl(fd, F_SETOWN_EX, &owner) != 0) {
+			close(fd); /* table full: its senders stay harmless */
+			continue;
+		}
+		uintr__orphans[i].info = r->info;
+		uintr__orphans[i].vector = v;
+		atomic_store(&uintr__orphans[i].released, 0);
+		atomic_store(&uintr__orphans[i].end_fd, fd);
+		handed = 1;
+	}
+	uintr__unlock();
+	return handed;
+}
+
+/* fork child: the parent's orphans are not ours. */
+void uintr__vector_orphans_forget(void)
+{
+	unsigned int i;
+
+	if (!atomic_load(&uintr__orphans_init))
+		return;
+	for (i = 0; i < UINTR__MAX_ORPHANS; i++) {
+		int fd = atomic_exchange(&uintr__orphans[i].end_fd, -1);
+
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+/* Slow paths tidy up released orphans. */
+void uintr__vector_orphans_reap(void)
+{
+	if (!atomic_load(&uintr__orphans_init))
+		return;
+	uintr__lock();
+	uintr__orphans_reap();
+	uintr__unlock();
+}
+
+/* The kernel's SIGIO-style notice that a vector end's peer was released
+ * (async-signal-safe).  False if end_fd is none of ours. */
+int uintr__handle_release_signal(int end_fd)
 {
 	struct uintr__receiver *r = uintr__self.receiver;
-	unsigned int v;
+	unsigned int v, i;
 
-	if (!r || end_fd < 0 || !uintr__end_hung_up(end_fd))
-		return;
-	for (v = 0; v < UINTR_MAX_VECTORS; v++)
-		if (r->vector_end[v] == end_fd)
-			uintr__vector_release(r, v);
+	for (v = 0; r && v < UINTR_MAX_VECTORS; v++) {
+		if (r->vector_end[v] == end_fd) {
+			if (uintr__end_hung_up(end_fd))
+				uintr__vector_release(r, v);
+			return 1;
+		}
+	}
+	if (!atomic_load(&uintr__orphans_init))
+		return 0;
+	for (i = 0; i < UINTR__MAX_ORPHANS; i++) {
+		struct uintr__orphan *o = &uintr__orphans[i];
+
+		if (atomic_load(&o->end_fd) == end_fd) {
+			if (!atomic_load(&o->released) && uintr__end_hung_up(end_fd)) {
+				atomic_fetch_add(&o->info->vector_gen[o->vector], 1);
+				atomic_store(&o->released, 1);
+			}
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /* Close the ends of released vectors (slow paths, our signal blocked). */

@@ -6,11 +6,16 @@
  * posts without notifying and neither side makes a syscall.  Then, as in
  * the RFC, it switches the UPID's notification vector to 0xEB (with SN
  * clear); senders then notify it with a futex wake on the UPID status
- * instead of a signal.  The RFC's own race (an interrupt posted just before
- * the call is lost until the next one) is closed: the switch is one atomic
- * operation on the status word, after which we sleep only if ON is clear
- * and nothing is posted or pending, and the futex sleeps only while the
- * status word still has the value we checked.
+ * instead of a signal.
+ *
+ * The RFC's own race is closed, in both of its forms.  An interrupt posted
+ * just before the call: the switch to 0xEB is one atomic operation on the
+ * status word, after which we sleep only if ON is clear and nothing is
+ * posted or pending, and the futex sleeps only while the status word still
+ * has the value we checked.  An interrupt delivered just before the call
+ * (the handler ran between the caller's `while (!flag)` test and the call):
+ * uintr_wait returns at once if any interrupt was delivered to the thread
+ * since the previous uintr_wait returned, like an event count.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -46,6 +51,17 @@ static int uintr__anything_posted(struct uintr__receiver *r)
 	       atomic_load_explicit(&r->uirr, memory_order_relaxed);
 }
 
+/* Was an interrupt delivered since uintr_wait last returned? */
+static int uintr__delivered_since_wait(struct uintr__receiver *r)
+{
+	return atomic_load_explicit(&r->info->delivered, memory_order_relaxed) != r->wait_mark;
+}
+
+static int uintr__wait_is_over(struct uintr__receiver *r)
+{
+	return uintr__anything_posted(r) || uintr__delivered_since_wait(r);
+}
+
 /* Set the status bits in `mask` to `value`, atomically; returns the new word. */
 static uint32_t uintr__set_status(struct uintr__upid *upid, uint32_t mask, uint32_t value)
 {
@@ -73,29 +89,39 @@ static int uintr__spin_for_post(struct uintr__receiver *r)
 	if (!r->polling)
 		atomic_fetch_or(&r->upid->status, UINTR__UPID_SN);
 	deadline = uintr__now_ns() + r->wait_spin_ns;
-	while (!uintr__anything_posted(r)) {
+	while (!uintr__wait_is_over(r)) {
 		uintr__arch_cpu_relax();
 		if ((++i & 63) == 0 && uintr__now_ns() >= deadline)
 			break;
 	}
 	if (!r->polling)
 		atomic_fetch_and(&r->upid->status, ~UINTR__UPID_SN);
-	return uintr__anything_posted(r);
+	return uintr__wait_is_over(r);
 }
 
-/* The block phase: NV := 0xEB, SN := 0 in one step, then futex-wait. */
+/*
+ * The block phase: NV := 0xEB, SN := 0 in one step, then futex-wait on the
+ * status word.  Only senders may change that word meanwhile: a late
+ * notification signal (its sender decided to notify while we were still
+ * running) is left alone by the signal handler while `blocking` is set;
+ * were the handler to clear ON, the restarted futex_wait would find the
+ * word it expects and sleep through the post.
+ */
 static void uintr__block_until_notified(struct uintr__receiver *r)
 {
 	struct uintr__upid *upid = r->upid;
-	uint32_t s = uintr__set_status(upid, UINTR__UPID_NV_MASK | UINTR__UPID_SN,
-				       UINTR__NV(UINTR__NV_BLOCKED));
+	uint32_t s;
 
-	while (!(s & UINTR__UPID_ON) && !uintr__anything_posted(r)) {
+	atomic_store(&uintr__self.blocking, 1);
+	s = uintr__set_status(upid, UINTR__UPID_NV_MASK | UINTR__UPID_SN,
+			      UINTR__NV(UINTR__NV_BLOCKED));
+	while (!(s & UINTR__UPID_ON) && !uintr__wait_is_over(r)) {
 		uintr__futex_wait(&upid->status, s);
 		s = atomic_load(&upid->status);
 	}
 	uintr__set_status(upid, UINTR__UPID_NV_MASK | UINTR__UPID_SN,
 			  UINTR__NV(UINTR__NV_RUNNING) | uintr__sn(r));
+	atomic_store(&uintr__self.blocking, 0);
 }
 
 UINTR__EXPORT int uintr_wait(unsigned int flags)
@@ -106,7 +132,7 @@ UINTR__EXPORT int uintr_wait(unsigned int flags)
 		return uintr__fail(EINVAL);
 	if (!r)
 		return uintr__fail(EOPNOTSUPP);
-	for (;;) {
+	while (!uintr__delivered_since_wait(r)) {
 		if (!uintr__spin_for_post(r))
 			uintr__block_until_notified(r);
 		uintr__process_notification(r);
@@ -117,6 +143,7 @@ UINTR__EXPORT int uintr_wait(unsigned int flags)
 	 * as the RFC's wake-up does. */
 	if (atomic_load(&uintr__self.uif))
 		uintr__deliver_here(__builtin_return_address(0), __builtin_frame_address(0));
+	r->wait_mark = atomic_load_explicit(&r->info->delivered, memory_order_relaxed);
 	return uintr__fail(EINTR);
 }
 

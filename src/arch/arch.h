@@ -7,6 +7,12 @@
  *   uintr__arch_frame_write(uc, frame) the same, written back as UIRET would (5.4)
  *   uintr__arch_flags()                the flags word of the current context
  *   uintr__arch_cycles()               a cheap, monotonic cycle/tick counter
+ *   uintr__arch_raise_ud()             fault as an undefined instruction (SENDUIPI #UD)
+ *   uintr__arch_raise_gp()             fault as a bad memory access (SENDUIPI #GP)
+ *
+ * The two faults are real: the kernel forces the signal (a blocked or
+ * ignored SIGILL/SIGSEGV still kills) and, if a handler returns, the
+ * faulting instruction runs again, as a faulting SENDUIPI would.
  *
  * generic/arch.h works on any Linux architecture with C11 atomics.
  */

@@ -44,4 +44,15 @@ static inline uint64_t uintr__arch_cycles(void)
 	return v;
 }
 
+static inline void uintr__arch_raise_ud(void)
+{
+	__asm__ volatile("udf #0" ::: "memory");
+}
+
+/* A load from the kernel half of the address space: SIGSEGV. */
+static inline void uintr__arch_raise_gp(void)
+{
+	__asm__ volatile("ldr xzr, [%0]" : : "r"(0xffff800000000000ull) : "memory");
+}
+
 #endif

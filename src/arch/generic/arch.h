@@ -3,6 +3,7 @@
 #ifndef UINTR_ARCH_GENERIC_H
 #define UINTR_ARCH_GENERIC_H
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <time.h>
 
@@ -36,6 +37,19 @@ static inline uint64_t uintr__arch_cycles(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* No instruction to borrow: sys.c raises the signal the kernel's way. */
+void uintr__raise_fault(int signo, int code);
+
+static inline void uintr__arch_raise_ud(void)
+{
+	uintr__raise_fault(SIGILL, ILL_ILLOPN);
+}
+
+static inline void uintr__arch_raise_gp(void)
+{
+	uintr__raise_fault(SIGSEGV, SI_KERNEL);
 }
 
 #endif

@@ -37,4 +37,15 @@ static inline uint64_t uintr__arch_cycles(void)
 	return v;
 }
 
+static inline void uintr__arch_raise_ud(void)
+{
+	__asm__ volatile("unimp" ::: "memory");
+}
+
+/* A load from a non-canonical (kernel half) address: SIGSEGV. */
+static inline void uintr__arch_raise_gp(void)
+{
+	__asm__ volatile("ld zero, 0(%0)" : : "r"(0xffffffc000000000ull) : "memory");
+}
+
 #endif

@@ -42,4 +42,17 @@ static inline uint64_t uintr__arch_cycles(void)
 	return __builtin_ia32_rdtsc();
 }
 
+/* #UD: SIGILL, si_code ILL_ILLOPN, as SENDUIPI without a UITT. */
+static inline void uintr__arch_raise_ud(void)
+{
+	__asm__ volatile("ud2" ::: "memory");
+}
+
+/* #GP from a non-canonical address: SIGSEGV, si_code SI_KERNEL, si_addr 0,
+ * exactly what SENDUIPI's #GP gives. */
+static inline void uintr__arch_raise_gp(void)
+{
+	__asm__ volatile("movq (%0), %%rax" : : "r"(0x8000000000000000ull) : "rax", "memory");
+}
+
 #endif
