@@ -162,7 +162,6 @@ UINTR__EXPORT int uintr_register_handler(uintr_handler_t handler, unsigned int f
 static void uintr__receiver_detach(struct uintr__receiver *r)
 {
 	struct uintr__receiver **pp;
-	unsigned int i;
 
 	atomic_fetch_or(&r->upid->status, UINTR__UPID_SN);
 	atomic_store(&r->info->active, 0);
