@@ -119,6 +119,10 @@ static void uintr__notification(siginfo_t *si, ucontext_t *uc)
 	uintr__process_notification(r);
 	if (!atomic_load(&uintr__self.uif) || !atomic_load(&r->uirr))
 		return;
+	if (r->deliver_context) {
+		r->deliver_context(r, uc);
+		return;
+	}
 	uintr__arch_frame_read(uc, &frame);
 	uintr__deliver(&frame);
 	/* The handler may have changed the frame: resume where UIRET would. */

@@ -112,6 +112,9 @@ struct uintr__receiver {
 	uint64_t wait_mark;           /* info->delivered when uintr_wait last returned */
 	int dead;                     /* unregistered while delivering: free later */
 	int info_kept;                /* info page now owned by orphaned ends */
+	/* Binary compatibility (src/compat): deliver by rewriting the
+	 * interrupted context, as the CPU does, instead of calling handler. */
+	void (*deliver_context)(struct uintr__receiver *r, ucontext_t *uc);
 	struct uintr__receiver *next; /* process list */
 };
 
