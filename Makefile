@@ -27,7 +27,7 @@ SHARED   = $(B)/libuintr.so.$(VERSION)
 
 TEST_SRC = $(sort $(wildcard test/*.c))
 TEST_BIN = $(TEST_SRC:test/%.c=$(B)/test/%)
-TEST_HDR = test/helpers.h
+TEST_HDR = $(wildcard test/helpers*.h)
 
 .PHONY: all check check-sanitize check-cross clean install uninstall
 all: $(STATIC) $(SHARED) $(TEST_BIN)
@@ -60,10 +60,15 @@ check: $(STATIC) $(TEST_BIN)
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, then
 # ThreadSanitizer (clang), each in its own build directory.
 SAN_FLAGS = -O1 -g -fno-omit-frame-pointer
+# The suite raises SIGSEGV and SIGILL on purpose (faulting SENDUIPI): the
+# sanitizers must leave those signals to the program.
+SAN_ENV = ASAN_OPTIONS=handle_segv=0:handle_sigill=0:allow_user_segv_handler=1:detect_leaks=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0
 check-sanitize:
-	$(MAKE) B=build-asan CC=clang CFLAGS="$(SAN_FLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all" \
+	$(SAN_ENV) $(MAKE) B=build-asan CC=clang CFLAGS="$(SAN_FLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all" \
 		LDLIBS="-pthread -fsanitize=address,undefined" check
-	$(MAKE) B=build-tsan CC=clang CFLAGS="$(SAN_FLAGS) -fsanitize=thread" \
+	$(SAN_ENV) $(MAKE) B=build-tsan CC=clang CFLAGS="$(SAN_FLAGS) -fsanitize=thread" \
 		LDLIBS="-pthread -fsanitize=thread" check
 
 # Cross-build the library and the suite for arm64 and riscv64 and run the

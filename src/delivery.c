@@ -26,7 +26,7 @@ uint64_t uintr__process_notification(struct uintr__receiver *r)
 		atomic_fetch_and(&r->upid->status, ~UINTR__UPID_ON);
 	pending = atomic_exchange(&r->upid->pir, 0) & atomic_load(&r->vector_mask);
 	if (pending)
-		atomic_fetch_or(&r->uirr, pending);
+		atomic_fetch_or(&r->info->uirr, pending);
 	return pending;
 }
 
@@ -46,19 +46,19 @@ unsigned int uintr__deliver(struct uintr_frame *frame)
 		return 0;
 	r->delivering++;
 	while (!r->dead && atomic_exchange(&uintr__self.uif, 0)) {
-		uint64_t uirr = atomic_load(&r->uirr);
+		uint64_t uirr = atomic_load(&r->info->uirr);
 		uint64_t bit;
 		unsigned int vector;
 
 		if (!uirr) {
 			atomic_store(&uintr__self.uif, 1);
-			if (!atomic_load(&r->uirr))
+			if (!atomic_load(&r->info->uirr))
 				break;
 			continue;
 		}
 		vector = 63u - (unsigned int)__builtin_clzll(uirr);
 		bit = 1ull << vector;
-		atomic_fetch_and(&r->uirr, ~bit);
+		atomic_fetch_and(&r->info->uirr, ~bit);
 		uintr__count(&r->info->delivered);
 		r->handler(frame, vector);
 		atomic_store(&uintr__self.uif, 1); /* UIRET */
@@ -117,7 +117,7 @@ static void uintr__notification(siginfo_t *si, ucontext_t *uc)
 	if (atomic_load(&uintr__self.blocking))
 		return;
 	uintr__process_notification(r);
-	if (!atomic_load(&uintr__self.uif) || !atomic_load(&r->uirr))
+	if (!atomic_load(&uintr__self.uif) || !atomic_load(&r->info->uirr))
 		return;
 	if (r->deliver_context) {
 		r->deliver_context(r, uc);
@@ -146,7 +146,7 @@ UINTR__EXPORT void uintr_stui(void)
 	struct uintr__receiver *r = uintr__self.receiver;
 
 	atomic_store(&uintr__self.uif, 1);
-	if (r && atomic_load(&r->uirr))
+	if (r && atomic_load(&r->info->uirr))
 		uintr__deliver_here(__builtin_return_address(0), __builtin_frame_address(0));
 }
 

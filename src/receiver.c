@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "uintr-int.h"
@@ -113,6 +114,12 @@ static struct uintr__receiver *uintr__receiver_new(uintr_handler_t handler)
 		if (pidfd >= 0)
 			close(pidfd);
 	}
+	{
+		struct stat st;
+
+		if (fstat(r->upid_memfd, &st) == 0)
+			r->info->upid_ino = (uint64_t)st.st_ino;
+	}
 	atomic_store(&r->info->active, 1);
 
 	/* Senders may read both pages but never change their size; only we
@@ -165,7 +172,7 @@ static void uintr__receiver_detach(struct uintr__receiver *r)
 
 	atomic_fetch_or(&r->upid->status, UINTR__UPID_SN);
 	atomic_store(&r->info->active, 0);
-	atomic_store(&r->uirr, 0); /* pending recognized interrupts are discarded */
+	atomic_store(&r->info->uirr, 0); /* pending recognized interrupts are discarded */
 	uintr__close_released(r);
 	if (uintr__vector_orphan_ends(r)) {
 		/* The orphaned ends keep the info page; keep a copy of the
@@ -229,7 +236,7 @@ UINTR__EXPORT int uintr_read_state(struct uintr_state *state)
 		state->stack_adjust = r->stack_adjust;
 		state->uinv = UINTR__NV_RUNNING;
 		state->upid_addr = (unsigned long long)(uintptr_t)r->upid;
-		state->uirr = atomic_load(&r->uirr);
+		state->uirr = atomic_load(&r->info->uirr);
 	}
 	if (u && uintr__uitt_live(u)) {
 		state->uitt_size = UINTR_UITT_ENTRIES; /* the RFC writes 256 (2.4) */

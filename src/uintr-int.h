@@ -76,6 +76,9 @@ struct uintr__info {
 	_Atomic uint64_t notifications;
 	_Atomic uint64_t delivered;
 	_Atomic uint64_t spurious;
+	_Atomic uint64_t uirr;       /* recognized, not yet delivered (private to the
+				      * receiver; here so that uintrstat can read it) */
+	uint64_t upid_ino;           /* inode of the UPID memfd, for uintrstat */
 };
 
 /* Header message queued in every uintr_fd (SCM_RIGHTS: upid memfd, info memfd). */
@@ -102,7 +105,6 @@ struct uintr__receiver {
 	uint64_t token;
 	pid_t tid;
 	uint64_t stack_adjust;
-	_Atomic uint64_t uirr;        /* recognized, not yet delivered */
 	_Atomic uint64_t vector_mask; /* RFC uvec_mask */
 	_Atomic uint64_t released;    /* vectors whose fd was released, end not yet closed */
 	int vector_end[UINTR_MAX_VECTORS]; /* our end of each vector's socket pair */

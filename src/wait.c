@@ -48,7 +48,7 @@ static uint64_t uintr__now_ns(void)
 static int uintr__anything_posted(struct uintr__receiver *r)
 {
 	return atomic_load_explicit(&r->upid->pir, memory_order_relaxed) ||
-	       atomic_load_explicit(&r->uirr, memory_order_relaxed);
+	       atomic_load_explicit(&r->info->uirr, memory_order_relaxed);
 }
 
 /* Was an interrupt delivered since uintr_wait last returned? */
@@ -136,7 +136,7 @@ UINTR__EXPORT int uintr_wait(unsigned int flags)
 		if (!uintr__spin_for_post(r))
 			uintr__block_until_notified(r);
 		uintr__process_notification(r);
-		if (atomic_load(&r->uirr))
+		if (atomic_load(&r->info->uirr))
 			break;
 	}
 	/* With UIF = 0 the interrupt stays pending and we return all the same,
