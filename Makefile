@@ -29,8 +29,14 @@ TEST_SRC = $(sort $(wildcard test/*.c))
 TEST_BIN = $(TEST_SRC:test/%.c=$(B)/test/%)
 TEST_HDR = $(wildcard test/helpers*.h)
 
+TOOLS    = $(B)/uintrstat
+
 .PHONY: all check check-sanitize check-cross clean install uninstall
-all: $(STATIC) $(SHARED) $(TEST_BIN)
+all: $(STATIC) $(SHARED) $(TOOLS) $(TEST_BIN)
+
+$(B)/uintrstat: tools/uintrstat.c $(LIB_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) $< -o $@ $(LDLIBS)
 
 $(B)/pic/%.o: src/%.c $(LIB_HDR)
 	@mkdir -p $(dir $@)
@@ -54,7 +60,7 @@ $(B)/test/%: test/%.c $(TEST_HDR) $(STATIC) include/uintr.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itest $< -o $@ $(STATIC) $(LDLIBS)
 
-check: $(STATIC) $(TEST_BIN)
+check: $(STATIC) $(TOOLS) $(TEST_BIN)
 	@RUNNER="$(RUNNER)" TEST_LOGDIR=$(B)/test-logs test/run-tests.sh $(TEST_BIN)
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, then
