@@ -31,7 +31,7 @@ TEST_HDR = $(wildcard test/helpers*.h)
 
 TOOLS    = $(B)/uintrstat
 
-.PHONY: all check check-sanitize check-cross clean install uninstall
+.PHONY: all check check-sanitize check-cross check-install clean install uninstall
 all: $(STATIC) $(SHARED) $(TOOLS) $(TEST_BIN)
 
 $(B)/uintrstat: tools/uintrstat.c $(LIB_HDR)
@@ -88,18 +88,56 @@ check-cross:
 			RUNNER="qemu-$$a -L /usr/$$a-linux-gnu" check || exit 1; \
 	done
 
-install: $(STATIC) $(SHARED)
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)
+$(B)/uintr.pc: uintr.pc.in Makefile
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+MAN7 = $(wildcard man/*.7)
+MAN3 = $(wildcard man/*.3)
+INSTALLED_MAN = $(MAN7:man/%=$(MANDIR)/man7/%) $(MAN3:man/%=$(MANDIR)/man3/%)
+
+install: $(STATIC) $(SHARED) $(TOOLS) $(B)/uintr.pc
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
 	install -m 644 include/uintr.h $(DESTDIR)$(INCLUDEDIR)/uintr.h
 	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/libuintr.a
 	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/libuintr.so.$(VERSION)
 	ln -sf libuintr.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libuintr.so.$(SOVERSION)
 	ln -sf libuintr.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libuintr.so
+	install -m 644 $(B)/uintr.pc $(DESTDIR)$(LIBDIR)/pkgconfig/uintr.pc
+	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/
+	$(if $(MAN7),install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7/)
+	$(if $(MAN3),install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/)
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/uintr.h $(DESTDIR)$(LIBDIR)/libuintr.a \
 		$(DESTDIR)$(LIBDIR)/libuintr.so.$(VERSION) \
-		$(DESTDIR)$(LIBDIR)/libuintr.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libuintr.so
+		$(DESTDIR)$(LIBDIR)/libuintr.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libuintr.so \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/uintr.pc $(TOOLS:$(B)/%=$(DESTDIR)$(BINDIR)/%) \
+		$(addprefix $(DESTDIR),$(INSTALLED_MAN))
+
+# Build and run every example against an installed copy, found through
+# pkg-config, as a user would (make install DESTDIR=... first).
+EXAMPLES = $(patsubst examples/%.c,%,$(wildcard examples/*.c))
+check-install:
+	rm -rf $(B)/stage
+	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(B)/stage PREFIX=/usr/local
+	@set -e; pc="$(CURDIR)/$(B)/stage/usr/local/lib/pkgconfig"; \
+	root="$(CURDIR)/$(B)/stage"; mkdir -p $(B)/examples; \
+	for e in $(EXAMPLES); do \
+		flags=$$(PKG_CONFIG_PATH=$$pc PKG_CONFIG_SYSROOT_DIR=$$root pkg-config --cflags --libs uintr); \
+		echo "cc examples/$$e.c $$flags"; \
+		$(CC) -O2 -Wall -Wextra -Werror examples/$$e.c -o $(B)/examples/$$e $$flags \
+			-Wl,-rpath,$$root/usr/local/lib; \
+		timeout 60 $(B)/examples/$$e >/dev/null; echo "  $$e: ok"; \
+	done
+	@set -e; for m in $(MAN7) $(MAN3); do \
+		out=$$(MANWIDTH=80 man --warnings -l $$m 2>&1 >/dev/null); \
+		if [ -n "$$out" ]; then echo "$$m: $$out"; exit 1; fi; \
+	done; echo "man pages: $(words $(MAN7) $(MAN3)) render without warnings"
+	$(MAKE) --no-print-directory uninstall DESTDIR=$(CURDIR)/$(B)/stage PREFIX=/usr/local
+	@left=$$(find $(B)/stage -type f -o -type l | wc -l); echo "after uninstall: $$left files left"; [ $$left -eq 0 ]
 
 clean:
 	rm -rf $(B)

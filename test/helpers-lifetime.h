@@ -222,13 +222,25 @@ static inline int lt_send_fault(int idx, int *code)
 static inline int lt_spawn_self(char **args, pid_t *pid)
 {
 	extern char **environ;
-	static char exe[4096];
+	static char exe[4096], runner[512];
+	char *argv[64], *save = NULL, *word;
+	const char *env = getenv("UINTR_TEST_RUNNER");
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int k = 0, i;
 
 	CHECK(n > 0);
 	exe[n] = '\0';
 	args[0] = exe;
-	return posix_spawn(pid, exe, NULL, NULL, args, environ);
+	if (!env || !*env)
+		return posix_spawn(pid, exe, NULL, NULL, args, environ);
+	/* Under an emulator (make check-cross), start the new image through it. */
+	snprintf(runner, sizeof(runner), "%s", env);
+	for (word = strtok_r(runner, " ", &save); word && k < 32; word = strtok_r(NULL, " ", &save))
+		argv[k++] = word;
+	for (i = 0; args[i] && k < 63; i++)
+		argv[k++] = args[i];
+	argv[k] = NULL;
+	return posix_spawnp(pid, argv[0], NULL, NULL, argv, environ);
 }
 
 /* A spawned program that could not be executed exits 127 (posix_spawn

@@ -4,6 +4,8 @@
 # RUNNER (e.g. "qemu-aarch64 -L /usr/aarch64-linux-gnu") prefixes each run.
 # TEST_TIMEOUT sets the per-test limit in seconds (default 120).
 limit=${TEST_TIMEOUT:-120}
+# Tests that start programs of their own start them through the runner too.
+export UINTR_TEST_RUNNER="$RUNNER"
 pass=0 fail=0 skip=0 failed=""
 logdir=${TEST_LOGDIR:-build/test-logs}
 mkdir -p "$logdir"

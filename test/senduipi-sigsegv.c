@@ -16,7 +16,11 @@ static void expect_sigsegv(unsigned long long idx)
 	int code = -1;
 
 	CHECK_EQ(t_catch_fault(t_send_index, (void *)(uintptr_t)idx, &code), SIGSEGV);
-	CHECK_EQ(code, SI_KERNEL);
+#if defined(__x86_64__)
+	CHECK_EQ(code, SI_KERNEL); /* #GP; elsewhere the platform's bad-access code */
+#else
+	(void)code;
+#endif
 }
 
 /*

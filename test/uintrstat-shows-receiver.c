@@ -41,7 +41,9 @@ int main(int argc, char **argv)
 		CHECK(uintr_read_state(&st) == 0);
 	while (!(st.uirr & (1ull << 9)));
 
-	snprintf(cmd, sizeof(cmd), "%s/../uintrstat %d", dirname(argv[0]), (int)getpid());
+	snprintf(cmd, sizeof(cmd), "%s %s/../uintrstat %d",
+		 getenv("UINTR_TEST_RUNNER") ? getenv("UINTR_TEST_RUNNER") : "", dirname(argv[0]),
+		 (int)getpid());
 	p = popen(cmd, "r");
 	CHECK(p != NULL);
 	while (fgets(line, sizeof(line), p) && n + strlen(line) < sizeof(out)) {
