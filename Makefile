@@ -132,7 +132,7 @@ check-install:
 			-Wl,-rpath,$$root/usr/local/lib; \
 		timeout 60 $(B)/examples/$$e >/dev/null; echo "  $$e: ok"; \
 	done
-	@set -e; for m in $(MAN7) $(MAN3); do \
+	@set -e; cd $(B)/stage/usr/local/share/man; for m in man7/*.7 man3/*.3; do \
 		out=$$(MANWIDTH=80 man --warnings -l $$m 2>&1 >/dev/null); \
 		if [ -n "$$out" ]; then echo "$$m: $$out"; exit 1; fi; \
 	done; echo "man pages: $(words $(MAN7) $(MAN3)) render without warnings"

@@ -104,7 +104,6 @@ static void uintr__notification(siginfo_t *si, ucontext_t *uc)
 
 	if (!r) {
 		/* Sent to a receiver this thread no longer is (6.2: UIS). */
-		atomic_fetch_add_explicit(&uintr__process_notifications, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&uintr__process_spurious, 1, memory_order_relaxed);
 		return;
 	}

@@ -178,20 +178,28 @@ static int uintr__memfds_valid(const struct uintr__fd_header *h, int memfds[2],
  * the same tick passes, a documented limit) and, since the pidfd was
  * opened before the check, its thread must still be alive after it.
  */
-static int uintr__target_verify(struct uintr__target *t)
+static int uintr__target_alive(const struct uintr__target *t)
 {
 	uint64_t start;
 	char state = '?';
 
-	t->pidfd = uintr__pidfd_open_thread(t->tid);
-	if (t->info->pid_ino && uintr__pidfd_ino(t->pidfd) != t->info->pid_ino)
-		return -1;
+	if (!atomic_load(&t->info->active))
+		return uintr__fail(ESHUTDOWN);
 	start = uintr__thread_start_time(t->tgid, t->tid, &state);
 	if (start == 0 || start != t->info->start_time || state == 'Z' || state == 'X')
-		return -1;
+		return uintr__fail(ESHUTDOWN);
+	/* EPERM: a receiver we may not signal (another user's). */
 	if (t->pidfd >= 0 && syscall(SYS_pidfd_send_signal, t->pidfd, 0, NULL, 0) != 0)
-		return -1;
+		return uintr__fail(errno == EPERM ? EPERM : ESHUTDOWN);
 	return 0;
+}
+
+static int uintr__target_verify(struct uintr__target *t)
+{
+	t->pidfd = uintr__pidfd_open_thread(t->tid);
+	if (t->info->pid_ino && uintr__pidfd_ino(t->pidfd) != t->info->pid_ino)
+		return uintr__fail(ESHUTDOWN);
+	return uintr__target_alive(t);
 }
 
 static struct uintr__target *uintr__target_find(struct uintr__uitt *u, uint64_t token)
@@ -231,12 +239,8 @@ static struct uintr__target *uintr__target_get(struct uintr__uitt *u,
 	int err = ENOMEM;
 
 	if (t) {
-		if (uintr__check_memfds(u, h, memfds) != 0)
+		if (uintr__check_memfds(u, h, memfds) != 0 || uintr__target_alive(t) != 0)
 			return NULL;
-		if (!atomic_load(&t->info->active)) {
-			errno = ESHUTDOWN;
-			return NULL;
-		}
 		t->refs++;
 		return t;
 	}
@@ -268,9 +272,10 @@ static struct uintr__target *uintr__target_get(struct uintr__uitt *u,
 	if (t->info->magic != UINTR__INFO_MAGIC || t->info->token != h->token ||
 	    t->info->tgid != h->tgid || t->info->tid != h->tid)
 		goto fail;
-	err = ESHUTDOWN;
-	if (!atomic_load(&t->info->active) || uintr__target_verify(t) != 0)
+	if (uintr__target_verify(t) != 0) {
+		err = errno;
 		goto fail;
+	}
 	t->refs = 1;
 	t->next = u->targets;
 	u->targets = t;

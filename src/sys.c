@@ -167,14 +167,26 @@ uint64_t uintr__pidfd_ino(int pidfd)
 	return (uint64_t)st.st_ino;
 }
 
+/* The process lock of the slow paths.  Our signal stays blocked while it
+ * is held: a handler that unregisters must not find its own thread
+ * holding the lock. */
+static UINTR__TLS sigset_t uintr__lock_mask;
+
 void uintr__lock(void)
 {
+	sigset_t old;
+
+	uintr__block_signal(&old);
 	pthread_mutex_lock(&uintr__mutex);
+	uintr__lock_mask = old;
 }
 
 void uintr__unlock(void)
 {
+	sigset_t old = uintr__lock_mask;
+
 	pthread_mutex_unlock(&uintr__mutex);
+	uintr__restore_signal(&old);
 }
 
 /* Slow paths that change receiver state keep our own signal out. */

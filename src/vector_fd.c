@@ -357,6 +357,12 @@ int uintr__read_fd_header(int fd, struct uintr__fd_header *h, int memfds[2])
 		}
 	}
 	memcpy(h, data, sizeof(*h));
+	/* With no free fd slot the kernel truncates SCM_RIGHTS, not recvmsg. */
+	if (n == (ssize_t)sizeof(*h) && (msg.msg_flags & MSG_CTRUNC) && h->magic == UINTR__FD_MAGIC) {
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		return uintr__fail(EMFILE);
+	}
 	if (n != (ssize_t)sizeof(*h) || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || nfds != 2 ||
 	    h->magic != UINTR__FD_MAGIC || h->vector >= UINTR_MAX_VECTORS ||
 	    (h->token & UINTR__TOKEN_MASK) != UINTR__TOKEN_TAG || cred.pid != h->tgid) {

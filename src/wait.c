@@ -31,7 +31,7 @@ uint64_t uintr__default_wait_spin(void)
 	char *end;
 	unsigned long long v;
 
-	if (!env || !*env)
+	if (!env || *env < '0' || *env > '9')
 		return UINTR__DEFAULT_WAIT_SPIN_NS;
 	v = strtoull(env, &end, 10);
 	return *end == '\0' ? v : UINTR__DEFAULT_WAIT_SPIN_NS;

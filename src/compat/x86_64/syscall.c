@@ -1,0 +1,188 @@
+/*
+ * The UINTR syscalls (reference 2), however the program makes them: glibc's
+ * syscall(), an inline `syscall` instruction, anything.  A seccomp filter
+ * returns SECCOMP_RET_TRAP for exactly the six numbers (base .. base+5,
+ * base 471 by default, 449 with UINTR_SYSCALL_BASE=449) of the x86-64
+ * syscall ABI and lets every other syscall through untouched.  The kernel
+ * then skips the syscall and raises SIGSYS at the instruction after it;
+ * the handler below runs the engine's call and puts its result in RAX as
+ * the kernel would (a value, or -errno).
+ *
+ * The filter's return data tags the trap as ours and carries its base, so
+ * a filter inherited across execve from a process with another base still
+ * works here.
+ *
+ * uintr_wait blocks inside the SIGSYS handler (with UIF held at 0 so that
+ * the engine only waits); the interrupt that ends it is then delivered by
+ * rewriting the SIGSYS context: the handler runs as if it interrupted the
+ * instruction after the syscall, with RAX = -EINTR, and the program sees
+ * the syscall return -1/EINTR after the handler ran, as in the RFC (2.6).
+ */
+#define _GNU_SOURCE
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "compat.h"
+
+/* SIGSYS si_code from seccomp (not in every libc's headers). */
+#define UINTR__SYS_SECCOMP 1
+/* SECCOMP_RET_DATA of our trap: tag | base. */
+#define UINTR__TRAP_TAG 0xa800u
+#define UINTR__TRAP_TAG_MASK 0xf800u
+#define UINTR__TRAP_BASE_MASK 0x07ffu
+
+volatile sig_atomic_t uintr__compat_probe_seen;
+
+static long uintr__result(int ret)
+{
+	return ret < 0 ? -(long)errno : ret;
+}
+
+static int uintr__compat_register_handler(uint64_t handler, unsigned int flags)
+{
+	struct uintr__receiver *r;
+
+	/* The engine checks flags (EINVAL), a NULL handler (EFAULT) and an
+	 * existing registration (EBUSY) in the RFC's order. */
+	if (!handler)
+		return uintr_register_handler(NULL, flags);
+	if (uintr_register_handler(uintr__compat_sync_handler, flags) != 0)
+		return -1;
+	r = uintr__self.receiver;
+	/* No uintr_fd exists yet, so no notification can come before this. */
+	uintr__compat_self.handler = handler;
+	r->deliver_context = uintr__compat_deliver_context;
+	return 0;
+}
+
+/* uintr_wait: wait with UIF = 0 (no delivery inside the engine), then
+ * deliver into the SIGSYS context. */
+static void uintr__compat_wait(unsigned int flags, ucontext_t *uc)
+{
+	greg_t *g = uc->uc_mcontext.gregs;
+	uint64_t rsp = (uint64_t)g[REG_RSP];
+	unsigned char uif;
+	int ret;
+
+	if (flags != 0 || !uintr__self.receiver) {
+		g[REG_RAX] = uintr__result(uintr_wait(flags));
+		return;
+	}
+	uif = atomic_exchange(&uintr__self.uif, 0);
+	ret = uintr_wait(0);
+	g[REG_RAX] = uintr__result(ret);
+	atomic_store(&uintr__self.uif, uif);
+	if (uif && uintr__compat_deliver(uc)) {
+		uintr__compat_self.wait_delivered = 1;
+		uintr__compat_self.wait_rsp = rsp;
+	}
+}
+
+static void uintr__compat_syscall(unsigned int which, ucontext_t *uc)
+{
+	greg_t *g = uc->uc_mcontext.gregs;
+	uint64_t a0 = (uint64_t)g[REG_RDI], a1 = (uint64_t)g[REG_RSI];
+	int ret = -1;
+
+	switch (which) {
+	case 0: /* uintr_register_handler(u64 handler, unsigned int flags) */
+		ret = uintr__compat_register_handler(a0, (unsigned int)a1);
+		break;
+	case 1: /* uintr_unregister_handler(unsigned int flags) */
+		ret = uintr_unregister_handler((unsigned int)a0);
+		if (ret == 0)
+			uintr__compat_self.handler = 0;
+		break;
+	case 2: /* uintr_create_fd(u64 vector, unsigned int flags) */
+		ret = uintr_create_fd(a0, (unsigned int)a1);
+		break;
+	case 3: /* uintr_register_sender(int uintr_fd, unsigned int flags) */
+		ret = uintr_register_sender((int)a0, (unsigned int)a1);
+		break;
+	case 4: /* uintr_unregister_sender(int uintr_fd, unsigned int flags) */
+		ret = uintr_unregister_sender((int)a0, (unsigned int)a1);
+		break;
+	case 5: /* uintr_wait(unsigned int flags) */
+		uintr__compat_wait((unsigned int)a0, uc);
+		return;
+	}
+	g[REG_RAX] = uintr__result(ret);
+}
+
+void uintr__compat_sigsys(int signo, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	int saved_errno = errno;
+	unsigned int data = (unsigned int)si->si_errno, base, nr;
+
+	if (si->si_code != UINTR__SYS_SECCOMP || (data & UINTR__TRAP_TAG_MASK) != UINTR__TRAP_TAG ||
+	    si->si_arch != AUDIT_ARCH_X86_64) {
+		uintr__compat_chain(signo, si, uc);
+		errno = saved_errno;
+		return;
+	}
+	base = data & UINTR__TRAP_BASE_MASK;
+	nr = (unsigned int)si->si_syscall - base;
+	if (nr >= UINTR__COMPAT_NR_SYSCALLS) {
+		uintr__compat_chain(signo, si, uc);
+		errno = saved_errno;
+		return;
+	}
+	uintr__compat_probe_seen = (sig_atomic_t)(base + 1);
+	uintr__compat_syscall(nr, uc);
+	errno = saved_errno;
+}
+
+/*
+ * Is a filter with this base already in force (inherited across execve)?
+ * Only asked when the process is under some seccomp filter already: the
+ * harmless call uintr_unregister_handler(1) fails with EINVAL whether it
+ * is trapped or not, and our SIGSYS handler notes the trap.
+ */
+int uintr__compat_filtered(unsigned int base)
+{
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != SECCOMP_MODE_FILTER)
+		return 0;
+	uintr__compat_probe_seen = 0;
+	syscall((long)base + 1, 1L, 0L, 0L, 0L, 0L, 0L);
+	return uintr__compat_probe_seen == (sig_atomic_t)(base + 1);
+}
+
+int uintr__compat_install_filter(unsigned int base)
+{
+	struct sock_filter insns[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 4),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, base, 0, 2),
+		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, base + UINTR__COMPAT_NR_SYSCALLS - 1, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP | UINTR__TRAP_TAG | base),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {
+		.len = (unsigned short)(sizeof(insns) / sizeof(insns[0])),
+		.filter = insns,
+	};
+	long ret;
+
+	if (base > UINTR__TRAP_BASE_MASK - UINTR__COMPAT_NR_SYSCALLS) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* Without CAP_SYS_ADMIN a filter needs no_new_privs: set it only then
+	 * (it keeps set-user-ID programs from gaining privileges). */
+	ret = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog);
+	if (ret != 0 && errno == EACCES) {
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+			return -1;
+		ret = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog);
+	}
+	if (ret > 0) /* another thread could not be synchronized: this one at least */
+		ret = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+	return ret == 0 ? 0 : -1;
+}
