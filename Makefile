@@ -136,6 +136,12 @@ check-install:
 		out=$$(MANWIDTH=80 man --warnings -l $$m 2>&1 >/dev/null); \
 		if [ -n "$$out" ]; then echo "$$m: $$out"; exit 1; fi; \
 	done; echo "man pages: $(words $(MAN7) $(MAN3)) render without warnings"
+	@set -e; inc=$(B)/stage/usr/local/include; \
+	printf '#include <uintr.h>\nint main(void) { return uintr_testui(); }\n' > $(B)/hdr.c; \
+	for c in "gcc -std=c11" "gcc -std=gnu11" "clang -std=c11" "clang -std=gnu11" \
+		 "g++ -std=c++11 -x c++" "clang++ -std=c++17 -x c++"; do \
+		$$c -Wall -Wextra -pedantic -Werror -fsyntax-only -I$$inc $(B)/hdr.c; \
+	done; echo "uintr.h: compiles as C11, gnu11, C++11, C++17 with gcc and clang"
 	$(MAKE) --no-print-directory uninstall DESTDIR=$(CURDIR)/$(B)/stage PREFIX=/usr/local
 	@left=$$(find $(B)/stage -type f -o -type l | wc -l); echo "after uninstall: $$left files left"; [ $$left -eq 0 ]
 
