@@ -30,9 +30,23 @@ TEST_BIN = $(TEST_SRC:test/%.c=$(B)/test/%)
 TEST_HDR = $(wildcard test/helpers*.h)
 
 TOOLS    = $(B)/uintrstat
+BENCH_SRC = bench/uintr-bench.c bench/latency.c bench/sendcost.c bench/util.c
+BENCH    = $(B)/bench/uintr-bench
 
-.PHONY: all check check-sanitize check-cross check-install clean install uninstall
-all: $(STATIC) $(SHARED) $(TOOLS) $(TEST_BIN)
+.PHONY: all bench bench-smoke check check-sanitize check-cross check-install clean install uninstall
+all: $(STATIC) $(SHARED) $(TOOLS) $(BENCH) $(TEST_BIN)
+
+# uintr-bench: one-way notification latency against every baseline, in
+# one run (table on stdout, $(B)/bench/results.json, $(B)/bench/latency.svg).
+$(BENCH): $(BENCH_SRC) bench/bench.h $(STATIC) include/uintr.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) $(BENCH_SRC) -o $@ $(STATIC) $(LDLIBS) -lm
+
+bench: $(BENCH)
+	$(BENCH) -o $(B)/bench $(BENCH_ARGS)
+
+bench-smoke: $(BENCH)
+	$(BENCH) -q -o $(B)/bench-smoke
 
 $(B)/uintrstat: tools/uintrstat.c $(LIB_HDR)
 	@mkdir -p $(dir $@)
@@ -60,8 +74,19 @@ $(B)/test/%: test/%.c $(TEST_HDR) $(STATIC) include/uintr.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itest $< -o $@ $(STATIC) $(LDLIBS)
 
-check: $(STATIC) $(TOOLS) $(TEST_BIN)
-	@RUNNER="$(RUNNER)" TEST_LOGDIR=$(B)/test-logs test/run-tests.sh $(TEST_BIN)
+# Resource faults are injected at every call of the library that allocates,
+# maps or opens an fd (test/fault-injection.c wraps them).
+FAULT_WRAPS = calloc malloc free memfd_create socketpair mmap munmap open fcntl \
+	pthread_atfork pthread_key_create pthread_setspecific recvmsg sendmsg syscall
+$(B)/test/fault-injection: LDLIBS += $(addprefix -Wl$(comma)--wrap=,$(FAULT_WRAPS))
+comma := ,
+
+include test/compat/Makefile.inc
+all: $(COMPAT_LIBS) $(COMPAT_TESTS)
+
+check: $(STATIC) $(TOOLS) $(TEST_BIN) $(COMPAT_LIBS) $(COMPAT_TESTS)
+	@RUNNER="$(RUNNER)" TEST_LOGDIR=$(B)/test-logs \
+		UINTR_COMPAT_LIB=$(abspath $(COMPAT_SO)) test/run-tests.sh $(TEST_BIN) $(COMPAT_TESTS)
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, then
 # ThreadSanitizer (clang), each in its own build directory.

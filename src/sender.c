@@ -76,37 +76,42 @@ int uintr__uitt_live(const struct uintr__uitt *u)
 	return 0;
 }
 
+/* SENDUIPI's checks and post (5.1): 0, or the fault the instruction takes
+ * (SIGILL for #UD, SIGSEGV for #GP), having posted nothing.  Also used by
+ * the binary-compatibility layer (src/compat), which raises the fault at
+ * the program's own instruction. */
+int uintr__senduipi_try(unsigned long long index)
+{
+	const struct uintr__uitt *u = uintr__self.uitt;
+	const struct uintr__uitt_entry *e;
+
+	/* #UD: no sender table (TT[0] = 0). */
+	if (!u || !u->used)
+		return SIGILL;
+	/* #GP: index beyond UITTSZ, or entry not valid. */
+	if (index >= UINTR_UITT_ENTRIES || !(e = &u->entry[index])->valid)
+		return SIGSEGV;
+	/* The fd this entry was made through was released: the RFC has
+	 * unregistered the sender (2.3), so the entry is invalid; if none
+	 * is left the table is gone too. */
+	if (atomic_load_explicit(&e->target->info->vector_gen[e->vector],
+				 memory_order_relaxed) != e->gen)
+		return uintr__uitt_live(u) ? SIGSEGV : SIGILL;
+	uintr__post(e->target, e->vector);
+	return 0;
+}
+
 /* SENDUIPI (5.1).  A fault is a real one (arch/arch.h); if a handler
  * returns from it, the check runs again, as the instruction would. */
 UINTR__EXPORT void uintr_senduipi(unsigned long long index)
 {
-	for (;;) {
-		const struct uintr__uitt *u = uintr__self.uitt;
-		const struct uintr__uitt_entry *e;
+	int fault;
 
-		/* #UD: no sender table (TT[0] = 0). */
-		if (!u || !u->used) {
+	while ((fault = uintr__senduipi_try(index)) != 0) {
+		if (fault == SIGILL)
 			uintr__arch_raise_ud();
-			continue;
-		}
-		/* #GP: index beyond UITTSZ, or entry not valid. */
-		if (index >= UINTR_UITT_ENTRIES || !(e = &u->entry[index])->valid) {
+		else
 			uintr__arch_raise_gp();
-			continue;
-		}
-		/* The fd this entry was made through was released: the RFC has
-		 * unregistered the sender (2.3), so the entry is invalid; if none
-		 * is left the table is gone too. */
-		if (atomic_load_explicit(&e->target->info->vector_gen[e->vector],
-					 memory_order_relaxed) != e->gen) {
-			if (uintr__uitt_live(u))
-				uintr__arch_raise_gp();
-			else
-				uintr__arch_raise_ud();
-			continue;
-		}
-		uintr__post(e->target, e->vector);
-		return;
 	}
 }
 

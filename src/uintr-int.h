@@ -204,6 +204,7 @@ int uintr__read_fd_header(int fd, struct uintr__fd_header *h, int memfds[2]);
 void uintr__sender_exit(void);
 void uintr__target_unmap(struct uintr__target *t);
 int uintr__uitt_live(const struct uintr__uitt *u);
+int uintr__senduipi_try(unsigned long long index);
 
 /* delivery.c */
 void uintr__signal_handler(int signo, siginfo_t *info, void *uc);

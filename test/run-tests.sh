@@ -12,7 +12,13 @@ mkdir -p "$logdir"
 for t in "$@"; do
 	name=$(basename "$t")
 	start=$(date +%s.%N)
-	timeout -k 5 "$limit" $RUNNER "$t" >"$logdir/$name.log" 2>&1
+	runner=$RUNNER
+	case $t in
+	*/test/compat/*)	# -muintr programs run under the emulation
+		name=compat/$name; runner="$(dirname "$0")/../tools/uintr-run" ;;
+	esac
+	mkdir -p "$(dirname "$logdir/$name")"
+	timeout -k 5 "$limit" $runner "$t" >"$logdir/$name.log" 2>&1
 	rc=$?
 	secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
 	case $rc in

@@ -52,7 +52,11 @@ static inline void uintr__arch_raise_ud(void)
  * exactly what SENDUIPI's #GP gives. */
 static inline void uintr__arch_raise_gp(void)
 {
-	__asm__ volatile("movq (%0), %%rax" : : "r"(0x8000000000000000ull) : "rax", "memory");
+	/* The address in RAX: with RBP or RSP as base the access would use SS
+	 * and raise #SS (SIGBUS) instead. */
+	unsigned long long addr = 0x8000000000000000ull;
+
+	__asm__ volatile("movq (%0), %0" : "+a"(addr) : : "memory");
 }
 
 #endif

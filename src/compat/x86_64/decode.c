@@ -19,6 +19,7 @@
  * so decoding never reads past its end (an instruction ending on the last
  * byte of a mapping is fine).
  */
+#define _GNU_SOURCE
 #include "compat.h"
 
 #define UINTR__MAX_INSN 15

@@ -108,15 +108,15 @@ int uintr__compat_deliver(ucontext_t *uc)
 	for (;;) {
 		if (!atomic_exchange(&uintr__self.uif, 0))
 			return 0;
-		uirr = atomic_load(&r->uirr);
+		uirr = atomic_load(&r->info->uirr);
 		if (uirr)
 			break;
 		atomic_store(&uintr__self.uif, 1);
-		if (!atomic_load(&r->uirr))
+		if (!atomic_load(&r->info->uirr))
 			return 0;
 	}
 	vector = 63u - (unsigned int)__builtin_clzll(uirr);
-	atomic_fetch_and(&r->uirr, ~(1ull << vector));
+	atomic_fetch_and(&r->info->uirr, ~(1ull << vector));
 	uintr__count(&r->info->delivered);
 
 	slot = &self->slot[self->slot_next++ % UINTR__COMPAT_SLOTS];
@@ -149,7 +149,7 @@ void uintr__compat_deliver_pending(ucontext_t *uc)
 	struct uintr__receiver *r = uintr__self.receiver;
 	struct uintr_frame frame;
 
-	if (!r || !atomic_load(&uintr__self.uif) || !atomic_load(&r->uirr))
+	if (!r || !atomic_load(&uintr__self.uif) || !atomic_load(&r->info->uirr))
 		return;
 	if (r->deliver_context) {
 		uintr__compat_deliver(uc);
@@ -187,10 +187,10 @@ void uintr__compat_uiret_done(ucontext_t *uc)
 
 /*
  * The notification signal, in front of the engine's handler.  All signals
- * stay blocked while it runs (init.c installs it so): a delivery is one
+ * stay blocked while it runs (signals.c installs it so): a delivery is one
  * step, as on the CPU, and a second notification arriving meanwhile is
- * taken after sigreturn, at the handler's first instruction (UIF = 0: it
- * only moves PIR to UIRR), never inside this signal handler.
+ * taken after sigreturn, on the way to the handler (UIF = 0 then: it only
+ * moves PIR to UIRR), never inside this signal handler.
  */
 void uintr__compat_notification(int signo, siginfo_t *si, void *uc)
 {

@@ -15,7 +15,7 @@
  * Only a #UD the kernel reports (si_code ILL_ILLOPN, si_addr = RIP) at one
  * of these encodings is emulated; every other SIGILL goes to the
  * program's own SIGILL action (signals.c).  All signals are blocked while
- * this runs (init.c), so an instruction is atomic as on the CPU.
+ * this runs (signals.c), so an instruction is atomic as on the CPU.
  */
 #define _GNU_SOURCE
 #include <string.h>

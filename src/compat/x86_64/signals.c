@@ -15,7 +15,10 @@
  *   - on the engine's notification signal they set the action the engine
  *     passes every non-notification to (uintr__previous_action);
  *   - sigprocmask(), pthread_sigmask(), sigsuspend() and the sa_mask of
- *     every sigaction() never block SIGILL or SIGSYS.
+ *     every sigaction() never block SIGILL or SIGSYS.  What the program
+ *     asked for is remembered per thread and shown in the old masks those
+ *     calls return; a fault while the program "blocks" SIGILL/SIGSYS gets
+ *     the kernel's treatment of a blocked fault: the default action.
  * What goes around these (a raw rt_sigaction/rt_sigprocmask syscall,
  * setcontext, the masks of ppoll/pselect/epoll_pwait) is not covered.
  *
@@ -25,8 +28,6 @@
  */
 #define _GNU_SOURCE
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 #ifndef UINTR_COMPAT_STATIC
 #include <dlfcn.h>
 #endif
@@ -124,6 +125,26 @@ void uintr__compat_all_signals(sigset_t *set)
 }
 
 /*
+ * SIGILL (bit 0) and SIGSYS (bit 1) as this thread's program believes it
+ * blocked them (sigprocmask/pthread_sigmask only: a new thread starts
+ * with none, and a handler's sa_mask is not counted).
+ */
+static UINTR__TLS unsigned int uintr__program_blocked;
+
+static unsigned int uintr__blocked_bits(const sigset_t *set)
+{
+	return (sigismember(set, SIGILL) == 1 ? 1u : 0u) | (sigismember(set, SIGSYS) == 1 ? 2u : 0u);
+}
+
+static void uintr__add_blocked(sigset_t *set, unsigned int bits)
+{
+	if (bits & 1u)
+		sigaddset(set, SIGILL);
+	if (bits & 2u)
+		sigaddset(set, SIGSYS);
+}
+
+/*
  * The program's actions for SIGILL and SIGSYS.  Read from signal handlers
  * while another thread may write: each write fills the next of a few
  * copies and then publishes its index.
@@ -179,15 +200,12 @@ int uintr__compat_take_signals(void)
 	if (uintr__real_sigaction(SIGILL, &sa, NULL) != 0)
 		return -1;
 
-	/* A syscall keeps only notifications out: uintr_wait blocks in here
-	 * and the program's other signals must still get through. */
+	/* So is a syscall (uintr_wait lets the program's signals in while it
+	 * blocks: syscall.c). */
 	if (uintr__real_sigaction(SIGSYS, NULL, &old) != 0)
 		return -1;
 	uintr__program_set(&uintr__program[1], &old);
 	sa.sa_sigaction = uintr__compat_sigsys;
-	sigemptyset(&sa.sa_mask);
-	if (uintr__compat_notify_signo > 0)
-		sigaddset(&sa.sa_mask, uintr__compat_notify_signo);
 	if (uintr__real_sigaction(SIGSYS, &sa, NULL) != 0)
 		return -1;
 
@@ -225,15 +243,18 @@ void uintr__compat_chain(int signo, siginfo_t *si, ucontext_t *uc)
 	struct sigaction act, dfl;
 	sigset_t mask, saved;
 	int fault = si->si_code > 0; /* made by the kernel (SI_FROMKERNEL) */
+	int blocked;
 
 	if (!p) {
 		uintr__compat_default(signo, si, uc);
 		return;
 	}
 	uintr__program_get(p, &act);
+	blocked = (uintr__program_blocked & (signo == SIGILL ? 1u : 2u)) != 0;
 	if (act.sa_handler == SIG_IGN && !fault)
 		return;
-	if (act.sa_handler == SIG_DFL || act.sa_handler == SIG_IGN) {
+	/* A fault that is blocked or ignored: forced, the default action. */
+	if (act.sa_handler == SIG_DFL || act.sa_handler == SIG_IGN || (fault && blocked)) {
 		uintr__compat_default(signo, si, uc);
 		return;
 	}
@@ -318,6 +339,9 @@ UINTR__EXPORT sighandler_t signal(int signo, sighandler_t handler)
 	return uintr__compat_signal(signo, handler, SA_RESTART, 1);
 }
 
+/* Still in glibc's ABI; no longer declared by <signal.h> under _GNU_SOURCE. */
+sighandler_t bsd_signal(int signo, sighandler_t handler);
+
 UINTR__EXPORT sighandler_t bsd_signal(int signo, sighandler_t handler)
 {
 	return uintr__compat_signal(signo, handler, SA_RESTART, 1);
@@ -344,18 +368,44 @@ static const sigset_t *uintr__unblockable(int how, const sigset_t *set, sigset_t
 	return copy;
 }
 
+/* What a successful mask change means for the program's own view. */
+static void uintr__remember_mask(int how, unsigned int bits, int had_set, unsigned int before,
+				 sigset_t *old)
+{
+	if (!uintr__compat_active)
+		return;
+	if (old)
+		uintr__add_blocked(old, before);
+	if (!had_set)
+		return;
+	if (how == SIG_BLOCK)
+		uintr__program_blocked = before | bits;
+	else if (how == SIG_UNBLOCK)
+		uintr__program_blocked = before & ~bits;
+	else if (how == SIG_SETMASK)
+		uintr__program_blocked = bits;
+}
+
 UINTR__EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
+	unsigned int before = uintr__program_blocked, bits = set ? uintr__blocked_bits(set) : 0;
 	sigset_t copy;
+	int ret = uintr__real_sigprocmask(how, uintr__unblockable(how, set, &copy), old);
 
-	return uintr__real_sigprocmask(how, uintr__unblockable(how, set, &copy), old);
+	if (ret == 0)
+		uintr__remember_mask(how, bits, set != NULL, before, old);
+	return ret;
 }
 
 UINTR__EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
+	unsigned int before = uintr__program_blocked, bits = set ? uintr__blocked_bits(set) : 0;
 	sigset_t copy;
+	int ret = uintr__real_pthread_sigmask(how, uintr__unblockable(how, set, &copy), old);
 
-	return uintr__real_pthread_sigmask(how, uintr__unblockable(how, set, &copy), old);
+	if (ret == 0)
+		uintr__remember_mask(how, bits, set != NULL, before, old);
+	return ret;
 }
 
 UINTR__EXPORT int sigsuspend(const sigset_t *set)

@@ -12,11 +12,13 @@
  * a filter inherited across execve from a process with another base still
  * works here.
  *
- * uintr_wait blocks inside the SIGSYS handler (with UIF held at 0 so that
- * the engine only waits); the interrupt that ends it is then delivered by
- * rewriting the SIGSYS context: the handler runs as if it interrupted the
- * instruction after the syscall, with RAX = -EINTR, and the program sees
- * the syscall return -1/EINTR after the handler ran, as in the RFC (2.6).
+ * The SIGSYS handler runs with every signal blocked: a syscall is one
+ * step.  uintr_wait blocks inside it (with UIF held at 0 so that the
+ * engine only waits, and the program's signals let in); the interrupt
+ * that ends it is then delivered by rewriting the SIGSYS context: the
+ * handler runs as if it interrupted the instruction after the syscall,
+ * with RAX = -EINTR, and the program sees the syscall return -1/EINTR
+ * after the handler ran, as in the RFC (2.6).
  */
 #define _GNU_SOURCE
 #include <linux/audit.h>
@@ -66,6 +68,7 @@ static void uintr__compat_wait(unsigned int flags, ucontext_t *uc)
 {
 	greg_t *g = uc->uc_mcontext.gregs;
 	uint64_t rsp = (uint64_t)g[REG_RSP];
+	sigset_t waiting, saved;
 	unsigned char uif;
 	int ret;
 
@@ -73,10 +76,21 @@ static void uintr__compat_wait(unsigned int flags, ucontext_t *uc)
 		g[REG_RAX] = uintr__result(uintr_wait(flags));
 		return;
 	}
+	/* A previous wait whose handler never came back to it (a longjmp). */
+	uintr__compat_self.wait_delivered = 0;
+	/* The program's signals may interrupt the wait, as they interrupt a
+	 * blocking syscall (their handlers run, then it goes on waiting);
+	 * notifications stay blocked: the engine waits on the UPID itself. */
+	waiting = uc->uc_sigmask;
+	if (uintr__compat_notify_signo > 0)
+		sigaddset(&waiting, uintr__compat_notify_signo);
+	uintr__compat_keep_unblocked(&waiting);
+	uintr__compat_real_sigmask(SIG_SETMASK, &waiting, &saved);
 	uif = atomic_exchange(&uintr__self.uif, 0);
 	ret = uintr_wait(0);
 	g[REG_RAX] = uintr__result(ret);
 	atomic_store(&uintr__self.uif, uif);
+	uintr__compat_real_sigmask(SIG_SETMASK, &saved, NULL);
 	if (uif && uintr__compat_deliver(uc)) {
 		uintr__compat_self.wait_delivered = 1;
 		uintr__compat_self.wait_rsp = rsp;

@@ -1,0 +1,233 @@
+/*
+ * uintr-bench: notification latency, sender cost and throughput of libuintr
+ * against the Linux mechanisms a program would otherwise use (reference
+ * section 9: the RFC's benchmark, and Stefan Hajnoczi's criticism of it).
+ *
+ * Declarations shared by the benchmark's files:
+ *   uintr-bench.c  options, the runner processes, tables, JSON, plot
+ *   latency.c      ping-pong latency of every mechanism
+ *   sendcost.c     cost of one uintr_senduipi, and throughput
+ *   util.c         timer, statistics, syscall counter, pinning, barriers
+ */
+#ifndef UINTR_BENCH_H
+#define UINTR_BENCH_H
+
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#define CACHELINE 64
+#define ALIGNED __attribute__((aligned(CACHELINE)))
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
+/* ---- timer (util.c) ---------------------------------------------------- */
+
+/* 1 when the TSC (constant, non-stop) is the timer, else CLOCK_MONOTONIC. */
+extern int g_timer_tsc;
+extern double g_ns_per_tick;
+/* Median cost of two back-to-back now_ticks(), in ns (subtracted from RTTs). */
+extern double g_timer_overhead_ns;
+/* Smallest step seen between two reads, ns. */
+extern double g_timer_step_ns;
+
+static ALWAYS_INLINE uint64_t now_ticks(void)
+{
+#if defined(__x86_64__)
+	if (g_timer_tsc) {
+		uint32_t lo, hi;
+
+		/* lfence before and after: rdtsc neither starts early nor lets
+		 * later instructions start before it. */
+		__asm__ volatile("lfence\n\trdtsc\n\tlfence" : "=a"(lo), "=d"(hi)::"memory");
+		return ((uint64_t)hi << 32) | lo;
+	}
+#endif
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	}
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#else
+	__asm__ volatile("" ::: "memory");
+#endif
+}
+
+void timer_init(void);
+uint64_t ns_to_ticks(double ns);
+double ticks_to_ns(uint64_t ticks);
+uint64_t mono_ns(void);
+void spin_ns(double ns);
+
+/* ---- statistics (util.c) ----------------------------------------------- */
+
+struct stats {
+	size_t n;
+	double min, p50, mean, p99, max, stddev; /* ns */
+	size_t over_1ms;                         /* samples above 1 ms */
+};
+
+/* Sort `v` (ticks) and compute stats of (ticks_to_ns(v) - sub_ns) * scale. */
+void stats_compute(uint64_t *v, size_t n, double sub_ns, double scale, struct stats *st);
+
+/* ---- syscall counter (util.c) -------------------------------------------
+ * Syscalls made inside chosen windows of a thread: a perf_event_open()
+ * sampler on the raw_syscalls:sys_enter tracepoint of the calling thread
+ * writes one CLOCK_MONOTONIC-stamped record per syscall entry into a ring;
+ * afterwards the records are matched to windows [begin, end] taken with
+ * mono_ns() (vDSO, no syscall) around each send. */
+extern int g_count_ok;
+extern char g_count_why[160];
+
+struct sampler {
+	int fd;
+	void *ring;
+	size_t len;
+};
+struct window {
+	uint64_t begin, end; /* CLOCK_MONOTONIC ns */
+	int skip;            /* a handler ran inside: its rt_sigreturn is not the send's */
+};
+void counter_probe(void);
+int sampler_open(struct sampler *s);
+void sampler_close(struct sampler *s);
+long long sampler_count(struct sampler *s, const struct window *w, size_t nw);
+
+/* The counted rounds of one thread: windows, then the side's totals. */
+struct counting {
+	struct sampler smp;
+	struct window *w;
+	size_t n, cap;
+};
+int counting_begin(struct counting *c, uint64_t rounds);
+struct side;
+void counting_end(struct counting *c, struct side *s);
+
+/* ---- misc (util.c) ----------------------------------------------------- */
+
+int pin_to_cpu(int cpu); /* the calling thread; 0 or -1 */
+pid_t gettid_(void);
+int tgkill_(pid_t tgid, pid_t tid, int sig);
+int send_fd(int sock, int fd);
+int recv_fd(int sock);
+
+struct barrier {
+	_Atomic int count ALIGNED;
+	_Atomic int gen;
+};
+void barrier_wait(struct barrier *b, int parties);
+
+/* ---- shared state of one run (lives in MAP_SHARED memory) -------------- */
+
+/* One side of a ping-pong (side 0 = A, the initiator; side 1 = B), also
+ * one vector of a throughput receiver. */
+struct side {
+	_Atomic uint32_t flag ALIGNED;   /* set by the handler (or peer), cleared by owner */
+	_Atomic uint64_t handled ALIGNED; /* handler calls on this side (single writer) */
+	_Atomic uint32_t fword ALIGNED;  /* futex word (written by the peer) */
+	_Atomic uint32_t sleeping;       /* futex-spin: owner is (about to be) in FUTEX_WAIT */
+	/* setup, not hot */
+	int tid ALIGNED, pid;
+	int ufd, idx;                    /* uintr fd (this side's receiver), UITT index */
+	int efd, rfd, wfd;               /* eventfd / pipe read end / our write end to peer */
+	int mq;                          /* our message queue (we receive on it) */
+	/* syscall counting */
+	long long sys_count, sys_sends, sys_discarded;
+	int sys_failed;                  /* records lost: the count is unusable */
+	uint64_t sends, coalesced;       /* throughput / misc counters of this side */
+};
+
+#define CTL_STOP  0x1u
+#define CTL_COUNT 0x2u
+
+struct shared {
+	_Atomic uint64_t turn ALIGNED; /* the cacheline mechanism's line */
+	uint64_t line ALIGNED;         /* sender-cost: __atomic_fetch_or target */
+	_Atomic uint32_t ctl ALIGNED;  /* CTL_STOP | CTL_COUNT, read-mostly */
+	_Atomic uint64_t progress ALIGNED; /* rounds done, for the hang watchdog */
+	_Atomic int finished;          /* measurements complete (only shutdown left) */
+	struct side side[2];
+	struct barrier bar;
+	/* configuration */
+	int cpu[2];
+	int procs;           /* sides are processes, not threads */
+	int mech;            /* index in the mechanism table */
+	int nsenders;        /* throughput */
+	uint64_t n, warm, count_rounds, cap_ticks;
+	double duration_s;
+	int sock[2];         /* fd passing between processes */
+	/* results */
+	uint64_t kept ALIGNED; /* written by side A every round: own line */
+	uint64_t *samples;   /* RTT or per-call time, in ticks */
+	uint64_t samples_max;
+	double tp_elapsed_ns;
+	uint64_t tp_sends, tp_delivered;
+	char err[256];
+};
+
+extern struct shared *g_sh;
+
+/* Record an error for the parent and end the run (all of its processes). */
+void bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* ---- latency mechanisms (latency.c) ------------------------------------ */
+
+enum mech_kind { KIND_BASELINE, KIND_UINTR };
+
+struct mech {
+	const char *name;
+	int procs;
+	enum mech_kind kind;
+	const char *state;   /* what the receiver does */
+	const char *match;   /* the libuintr mode its p50 is compared with */
+	void (*prep)(struct shared *sh);          /* in the runner, before the sides start */
+	void (*side)(struct shared *sh, int me);  /* one side, already pinned */
+};
+
+extern const struct mech g_mechs[];
+extern const size_t g_nmechs;
+/* How long uintr_wait spins by default (and futex-spin spins), ns. */
+double bench_wait_spin_ns(void);
+
+/* ---- sender cost and throughput (sendcost.c) --------------------------- */
+
+struct sc_case {
+	const char *name;
+	const char *what;
+	int kind;
+};
+extern const struct sc_case g_sc_cases[];
+extern const size_t g_nsc_cases;
+void sc_run(struct shared *sh, int kase); /* in a runner process */
+
+struct tp_case {
+	const char *name;
+	const char *what;
+	int async;    /* receiver never polls: asynchronous delivery */
+	int senders;
+};
+extern const struct tp_case g_tp_cases[];
+extern const size_t g_ntp_cases;
+void tp_run(struct shared *sh, int kase); /* in a runner process */
+
+/* ---- runner (uintr-bench.c) -------------------------------------------- */
+
+/* Run both sides as threads (pinned) of the calling process and join them. */
+void run_sides_threads(struct shared *sh, void (*side)(struct shared *, int));
+/* Run side A in the calling process (pinned) and side B in a forked child. */
+void run_sides_procs(struct shared *sh, void (*side)(struct shared *, int),
+		     void (*prefork)(struct shared *));
+
+#endif

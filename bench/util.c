@@ -1,0 +1,451 @@
+/*
+ * uintr-bench helpers: the timer, statistics, the per-thread syscall
+ * counter, CPU pinning, fd passing and a barrier that works across
+ * processes (it lives in MAP_SHARED memory).
+ */
+#include "bench.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+int g_timer_tsc;
+double g_ns_per_tick = 1.0;
+double g_timer_overhead_ns;
+double g_timer_step_ns;
+
+uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t ns_to_ticks(double ns)
+{
+	return (uint64_t)(ns / g_ns_per_tick);
+}
+
+double ticks_to_ns(uint64_t ticks)
+{
+	return (double)ticks * g_ns_per_tick;
+}
+
+void spin_ns(double ns)
+{
+	uint64_t end = now_ticks() + ns_to_ticks(ns);
+
+	while (now_ticks() < end)
+		cpu_relax();
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The TSC is a fair timer only when it ticks at a constant rate through
+ * every power state; Linux says so with these two cpuinfo flags. */
+static int tsc_invariant(void)
+{
+#if defined(__x86_64__)
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[4096];
+	int constant = 0, nonstop = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "flags", 5) != 0)
+			continue;
+		constant = strstr(line, " constant_tsc") != NULL;
+		nonstop = strstr(line, " nonstop_tsc") != NULL;
+		break;
+	}
+	fclose(f);
+	return constant && nonstop;
+#else
+	return 0;
+#endif
+}
+
+void timer_init(void)
+{
+	enum { PAIRS = 20001 };
+	static uint64_t d[PAIRS];
+	size_t i;
+
+	g_timer_tsc = tsc_invariant();
+	g_ns_per_tick = 1.0;
+	if (g_timer_tsc) {
+		/* Calibrate against CLOCK_MONOTONIC over 200 ms: a few us of
+		 * wake-up jitter is an error of about 1e-5. */
+		struct timespec nap = {0, 200 * 1000 * 1000};
+		uint64_t c0 = mono_ns(), t0 = now_ticks();
+		uint64_t c1, t1;
+
+		nanosleep(&nap, NULL);
+		c1 = mono_ns();
+		t1 = now_ticks();
+		if (t1 > t0 && c1 > c0)
+			g_ns_per_tick = (double)(c1 - c0) / (double)(t1 - t0);
+		else
+			g_timer_tsc = 0;
+	}
+	for (i = 0; i < PAIRS; i++) {
+		uint64_t a = now_ticks();
+		uint64_t b = now_ticks();
+
+		d[i] = b - a;
+	}
+	qsort(d, PAIRS, sizeof(d[0]), cmp_u64);
+	g_timer_overhead_ns = ticks_to_ns(d[PAIRS / 2]);
+	/* The smallest step the timer is seen to take (an upper bound of its
+	 * resolution: AMD's TSC, for one, advances in steps of ~10 ns). */
+	g_timer_step_ns = 0;
+	for (i = 0; i < 1000; i++) {
+		uint64_t a = now_ticks(), b;
+
+		while ((b = now_ticks()) == a)
+			;
+		if (g_timer_step_ns == 0 || ticks_to_ns(b - a) < g_timer_step_ns)
+			g_timer_step_ns = ticks_to_ns(b - a);
+	}
+}
+
+void stats_compute(uint64_t *v, size_t n, double sub_ns, double scale, struct stats *st)
+{
+	double sum = 0, sq = 0;
+	size_t i;
+
+	memset(st, 0, sizeof(*st));
+	st->n = n;
+	if (n == 0)
+		return;
+	qsort(v, n, sizeof(v[0]), cmp_u64);
+	for (i = 0; i < n; i++) {
+		double x = (ticks_to_ns(v[i]) - sub_ns) * scale;
+
+		sum += x;
+		if (x > 1e6)
+			st->over_1ms++;
+	}
+	st->mean = sum / (double)n;
+	for (i = 0; i < n; i++) {
+		double x = (ticks_to_ns(v[i]) - sub_ns) * scale - st->mean;
+
+		sq += x * x;
+	}
+	st->stddev = n > 1 ? sqrt(sq / (double)(n - 1)) : 0;
+	/* Nearest-rank percentiles. */
+	st->min = (ticks_to_ns(v[0]) - sub_ns) * scale;
+	st->max = (ticks_to_ns(v[n - 1]) - sub_ns) * scale;
+	st->p50 = (ticks_to_ns(v[(size_t)ceil(0.50 * (double)n) - 1]) - sub_ns) * scale;
+	st->p99 = (ticks_to_ns(v[(size_t)ceil(0.99 * (double)n) - 1]) - sub_ns) * scale;
+}
+
+/* ---- syscall counter ---------------------------------------------------- */
+
+int g_count_ok;
+char g_count_why[160];
+static long long g_tracepoint_id = -1;
+static size_t g_page;
+
+#define SAMPLER_DATA_PAGES 128 /* 512 KiB: 32768 records of 16 bytes */
+
+static long long read_tracepoint_id(void)
+{
+	static const char *const paths[] = {
+		"/sys/kernel/tracing/events/raw_syscalls/sys_enter/id",
+		"/sys/kernel/debug/tracing/events/raw_syscalls/sys_enter/id",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		FILE *f = fopen(paths[i], "r");
+		long long id;
+
+		if (!f)
+			continue;
+		if (fscanf(f, "%lld", &id) == 1) {
+			fclose(f);
+			return id;
+		}
+		fclose(f);
+	}
+	return -1;
+}
+
+/*
+ * One record per syscall entry of the calling thread, stamped with
+ * CLOCK_MONOTONIC, in a ring we read only at the end: nothing is added to
+ * the code being counted but the kernel's own record write.
+ */
+int sampler_open(struct sampler *s)
+{
+	struct perf_event_attr pa;
+	void *p;
+
+	s->fd = -1;
+	s->ring = NULL;
+	if (g_tracepoint_id < 0)
+		return -1;
+	g_page = (size_t)sysconf(_SC_PAGESIZE);
+	memset(&pa, 0, sizeof(pa));
+	pa.type = PERF_TYPE_TRACEPOINT;
+	pa.size = sizeof(pa);
+	pa.config = (uint64_t)g_tracepoint_id;
+	pa.sample_period = 1;
+	pa.sample_type = PERF_SAMPLE_TIME;
+	pa.use_clockid = 1;
+	pa.clockid = CLOCK_MONOTONIC;
+	/* pid 0, cpu -1: this thread, wherever it runs. */
+	s->fd = (int)syscall(SYS_perf_event_open, &pa, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (s->fd < 0)
+		return -1;
+	s->len = (1 + SAMPLER_DATA_PAGES) * g_page;
+	p = mmap(NULL, s->len, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
+	if (p == MAP_FAILED) {
+		close(s->fd);
+		s->fd = -1;
+		return -1;
+	}
+	s->ring = p;
+	return 0;
+}
+
+void sampler_close(struct sampler *s)
+{
+	if (s->ring)
+		munmap(s->ring, s->len);
+	if (s->fd >= 0)
+		close(s->fd);
+	s->ring = NULL;
+	s->fd = -1;
+}
+
+static void ring_copy(const unsigned char *data, uint64_t size, uint64_t pos, void *dst,
+		      size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		((unsigned char *)dst)[i] = data[(pos + i) % size];
+}
+
+/*
+ * Count the records that fall inside the windows (sorted, disjoint) not
+ * marked skip.  -1 if the ring overflowed or a record was lost.
+ */
+long long sampler_count(struct sampler *s, const struct window *w, size_t nw)
+{
+	const struct perf_event_mmap_page *pg = s->ring;
+	const unsigned char *data;
+	uint64_t head, pos = 0, size;
+	long long count = 0;
+	size_t k = 0;
+
+	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	size = pg->data_size ? pg->data_size : SAMPLER_DATA_PAGES * g_page;
+	data = (const unsigned char *)s->ring + (pg->data_offset ? pg->data_offset : g_page);
+	if (head + 64 >= size) /* full: the kernel dropped what did not fit */
+		return -1;
+	while (pos < head) {
+		struct perf_event_header h;
+		uint64_t t;
+
+		ring_copy(data, size, pos, &h, sizeof(h));
+		if (h.size < sizeof(h))
+			return -1;
+		if (h.type == PERF_RECORD_LOST)
+			return -1;
+		if (h.type == PERF_RECORD_SAMPLE) {
+			ring_copy(data, size, pos + sizeof(h), &t, sizeof(t));
+			while (k < nw && w[k].end < t)
+				k++;
+			if (k < nw && w[k].begin <= t && !w[k].skip)
+				count++;
+		}
+		pos += h.size;
+	}
+	return count;
+}
+
+/* Can we count?  Checked on known windows: 1 syscall, none, 3. */
+void counter_probe(void)
+{
+	struct window w[3];
+	struct sampler s;
+	long long n;
+	int i;
+
+	g_count_ok = 0;
+	g_tracepoint_id = read_tracepoint_id();
+	if (g_tracepoint_id < 0) {
+		snprintf(g_count_why, sizeof(g_count_why),
+			 "raw_syscalls:sys_enter id not readable (tracefs not mounted at "
+			 "/sys/kernel/tracing?)");
+		return;
+	}
+	if (sampler_open(&s) != 0) {
+		snprintf(g_count_why, sizeof(g_count_why), "perf_event_open/mmap: %s",
+			 strerror(errno));
+		return;
+	}
+	memset(w, 0, sizeof(w));
+	w[0].begin = mono_ns();
+	(void)syscall(SYS_getppid);
+	w[0].end = mono_ns();
+	w[1].begin = mono_ns();
+	w[1].end = mono_ns();
+	w[2].begin = mono_ns();
+	for (i = 0; i < 3; i++)
+		(void)syscall(SYS_getppid);
+	w[2].end = mono_ns();
+	n = sampler_count(&s, &w[0], 1);
+	if (n == 1)
+		n = sampler_count(&s, &w[1], 1) == 0 && sampler_count(&s, &w[2], 1) == 3;
+	else
+		n = 0;
+	sampler_close(&s);
+	if (n != 1) {
+		snprintf(g_count_why, sizeof(g_count_why),
+			 "perf samples do not match known syscalls (clock mismatch?)");
+		return;
+	}
+	g_count_ok = 1;
+}
+
+int counting_begin(struct counting *c, uint64_t rounds)
+{
+	memset(c, 0, sizeof(*c));
+	c->cap = (size_t)rounds + 1;
+	c->w = calloc(c->cap, sizeof(*c->w));
+	if (!c->w)
+		return -1;
+	if (sampler_open(&c->smp) != 0) {
+		free(c->w);
+		c->w = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+void counting_end(struct counting *c, struct side *s)
+{
+	long long k = sampler_count(&c->smp, c->w, c->n);
+	size_t i;
+
+	if (k < 0) {
+		s->sys_failed = 1;
+	} else {
+		s->sys_count += k;
+		for (i = 0; i < c->n; i++) {
+			if (c->w[i].skip)
+				s->sys_discarded++;
+			else
+				s->sys_sends++;
+		}
+	}
+	sampler_close(&c->smp);
+	free(c->w);
+	c->w = NULL;
+}
+
+/* ---- misc --------------------------------------------------------------- */
+
+int pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+pid_t gettid_(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+int tgkill_(pid_t tgid, pid_t tid, int sig)
+{
+	return (int)syscall(SYS_tgkill, tgid, tid, sig);
+}
+
+int send_fd(int sock, int fd)
+{
+	char byte = 'F';
+	struct iovec iov = {&byte, 1};
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct msghdr m;
+	struct cmsghdr *c;
+
+	memset(&m, 0, sizeof(m));
+	memset(&u, 0, sizeof(u));
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = u.buf;
+	m.msg_controllen = sizeof(u.buf);
+	c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &m, 0) == 1 ? 0 : -1;
+}
+
+int recv_fd(int sock)
+{
+	char byte;
+	struct iovec iov = {&byte, 1};
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct msghdr m;
+	struct cmsghdr *c;
+	int fd = -1;
+
+	memset(&m, 0, sizeof(m));
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = u.buf;
+	m.msg_controllen = sizeof(u.buf);
+	if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	c = CMSG_FIRSTHDR(&m);
+	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+		return -1;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+/* Generation barrier: spins (with yields: parties may share a CPU). */
+void barrier_wait(struct barrier *b, int parties)
+{
+	int gen = atomic_load(&b->gen);
+
+	if (atomic_fetch_add(&b->count, 1) + 1 == parties) {
+		atomic_store(&b->count, 0);
+		atomic_fetch_add(&b->gen, 1);
+		return;
+	}
+	while (atomic_load(&b->gen) == gen)
+		sched_yield();
+}
