@@ -122,7 +122,7 @@ MAN7 = $(wildcard man/*.7)
 MAN3 = $(wildcard man/*.3)
 INSTALLED_MAN = $(MAN7:man/%=$(MANDIR)/man7/%) $(MAN3:man/%=$(MANDIR)/man3/%)
 
-install: $(STATIC) $(SHARED) $(TOOLS) $(B)/uintr.pc
+install: $(STATIC) $(SHARED) $(TOOLS) $(COMPAT_LIBS) $(B)/uintr.pc
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
 	install -m 644 include/uintr.h $(DESTDIR)$(INCLUDEDIR)/uintr.h
@@ -132,6 +132,8 @@ install: $(STATIC) $(SHARED) $(TOOLS) $(B)/uintr.pc
 	ln -sf libuintr.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libuintr.so
 	install -m 644 $(B)/uintr.pc $(DESTDIR)$(LIBDIR)/pkgconfig/uintr.pc
 	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/
+	$(if $(COMPAT_SO),install -m 755 $(COMPAT_SO) $(COMPAT_A) $(DESTDIR)$(LIBDIR)/)
+	$(if $(COMPAT_SO),install -m 755 tools/uintr-run $(DESTDIR)$(BINDIR)/)
 	$(if $(MAN7),install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7/)
 	$(if $(MAN3),install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/)
 
@@ -140,6 +142,8 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libuintr.so.$(VERSION) \
 		$(DESTDIR)$(LIBDIR)/libuintr.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libuintr.so \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/uintr.pc $(TOOLS:$(B)/%=$(DESTDIR)$(BINDIR)/%) \
+		$(DESTDIR)$(LIBDIR)/libuintr-compat.so $(DESTDIR)$(LIBDIR)/libuintr-compat.a \
+		$(DESTDIR)$(BINDIR)/uintr-run \
 		$(addprefix $(DESTDIR),$(INSTALLED_MAN))
 
 # Build and run every example against an installed copy, found through
