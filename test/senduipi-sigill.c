@@ -17,7 +17,11 @@ static void expect_sigill(unsigned long long idx)
 	int code = -1;
 
 	CHECK_EQ(t_catch_fault(t_send_index, (void *)(uintptr_t)idx, &code), SIGILL);
-	CHECK_EQ(code, ILL_ILLOPN);
+#if defined(__x86_64__)
+	CHECK_EQ(code, ILL_ILLOPN); /* #UD; elsewhere the platform's code */
+#else
+	(void)code;
+#endif
 }
 
 static void expect_sigill_any_index(void)
