@@ -110,7 +110,10 @@ check-cross:
 	@for a in $(CROSS_ARCHS); do \
 		echo "== $$a"; \
 		$(MAKE) --no-print-directory B=build-$$a CC=$$a-linux-gnu-gcc \
-			RUNNER="qemu-$$a -L /usr/$$a-linux-gnu" check || exit 1; \
+			RUNNER="qemu-$$a -L /usr/$$a-linux-gnu" check build-$$a/bench/uintr-bench || exit 1; \
+		echo "uintr-bench under qemu-$$a (figures meaningless, it must run):"; \
+		timeout 300 qemu-$$a -L /usr/$$a-linux-gnu build-$$a/bench/uintr-bench -q -n 200 \
+			-o build-$$a/bench >/dev/null && echo "  ran" || exit 1; \
 	done
 
 $(B)/uintr.pc: uintr.pc.in Makefile
