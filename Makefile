@@ -78,7 +78,7 @@ $(B)/test/%: test/%.c $(TEST_HDR) $(STATIC) include/uintr.h
 # maps or opens an fd (test/fault-injection.c wraps them).
 FAULT_WRAPS = calloc malloc free memfd_create socketpair mmap munmap open fcntl \
 	pthread_atfork pthread_key_create pthread_setspecific recvmsg sendmsg syscall
-$(B)/test/fault-injection: LDLIBS += $(addprefix -Wl$(comma)--wrap=,$(FAULT_WRAPS))
+$(B)/test/fault-injection: override LDLIBS += $(addprefix -Wl$(comma)--wrap=,$(FAULT_WRAPS))
 comma := ,
 
 include test/compat/Makefile.inc
@@ -179,3 +179,6 @@ check-install:
 
 clean:
 	rm -rf $(B)
+
+include test/fuzz/Makefile.inc
+include test/soak/Makefile.inc

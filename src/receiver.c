@@ -109,10 +109,17 @@ static struct uintr__receiver *uintr__receiver_new(uintr_handler_t handler)
 		char state;
 		int pidfd = uintr__pidfd_open_thread(r->tid);
 
+		if (pidfd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOMEM))
+			goto fail;
 		r->info->start_time = uintr__thread_start_time(getpid(), r->tid, &state);
 		r->info->pid_ino = uintr__pidfd_ino(pidfd);
 		if (pidfd >= 0)
 			close(pidfd);
+		if (!r->info->start_time) {
+			if (errno != EMFILE && errno != ENFILE)
+				errno = ENOMEM;
+			goto fail;
+		}
 	}
 	{
 		struct stat st;

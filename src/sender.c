@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -23,6 +24,24 @@
 #include "uintr-int.h"
 
 #define UINTR__PAGE 4096
+
+/*
+ * The signal to a running receiver.  EAGAIN means the kernel's queue of
+ * signals is full (RLIMIT_SIGPENDING): try again a little; if it stays
+ * full, give ON back so that the next post notifies again rather than
+ * leave ON set with no notification in flight.
+ */
+static void uintr__notify_running(const struct uintr__target *t)
+{
+	int tries;
+
+	for (tries = 0; tries < 64; tries++) {
+		if (uintr__send_notification(t) == 0 || errno != EAGAIN)
+			return;
+		sched_yield();
+	}
+	atomic_fetch_and(&t->upid->status, ~UINTR__UPID_ON);
+}
 
 /*
  * SENDUIPI's locked read-modify-write of the UPID (5.1): set PIR[vector];
@@ -59,7 +78,7 @@ static inline void uintr__post(const struct uintr__target *t, unsigned int vecto
 	if ((status & UINTR__UPID_NV_MASK) == UINTR__NV(UINTR__NV_BLOCKED))
 		uintr__futex_wake(&upid->status);
 	else
-		uintr__send_notification(t);
+		uintr__notify_running(t);
 }
 
 /* True while any entry is connected (RFC: UITT not empty, TT enabled). */
@@ -90,7 +109,7 @@ int uintr__senduipi_try(unsigned long long index)
 		return SIGILL;
 	/* #GP: index beyond UITTSZ, or entry not valid. */
 	if (index >= UINTR_UITT_ENTRIES || !(e = &u->entry[index])->valid)
-		return SIGSEGV;
+		return uintr__uitt_live(u) ? SIGSEGV : SIGILL; /* entries left may all be stale */
 	/* The fd this entry was made through was released: the RFC has
 	 * unregistered the sender (2.3), so the entry is invalid; if none
 	 * is left the table is gone too. */
@@ -157,8 +176,9 @@ static int uintr__memfd_ok(int fd, int seals, ino_t *ino)
  * Are these the pages of the receiver the header names?  The size and the
  * seals make them safe to map (no SIGBUS, senders cannot write the info
  * page); the info page must then name the same receiver as the header.
+ * 0, EOPNOTSUPP, or ENOMEM when the page cannot be mapped.
  */
-static int uintr__memfds_valid(const struct uintr__fd_header *h, int memfds[2],
+static int uintr__memfds_check(const struct uintr__fd_header *h, int memfds[2],
 			       ino_t *upid_ino, ino_t *info_ino)
 {
 	const struct uintr__info *info;
@@ -166,14 +186,14 @@ static int uintr__memfds_valid(const struct uintr__fd_header *h, int memfds[2],
 
 	if (!uintr__memfd_ok(memfds[0], F_SEAL_SHRINK | F_SEAL_GROW, upid_ino) ||
 	    !uintr__memfd_ok(memfds[1], F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE, info_ino))
-		return 0;
+		return EOPNOTSUPP;
 	info = uintr__map_memfd(memfds[1], 0);
 	if (!info)
-		return 0;
+		return ENOMEM;
 	ok = info->magic == UINTR__INFO_MAGIC && info->token == h->token &&
 	     info->tgid == h->tgid && info->tid == h->tid;
 	munmap((void *)info, UINTR__PAGE);
-	return ok;
+	return ok ? 0 : EOPNOTSUPP;
 }
 
 /*
@@ -191,6 +211,8 @@ static int uintr__target_alive(const struct uintr__target *t)
 	if (!atomic_load(&t->info->active))
 		return uintr__fail(ESHUTDOWN);
 	start = uintr__thread_start_time(t->tgid, t->tid, &state);
+	if (start == 0 && (errno == EMFILE || errno == ENFILE))
+		return -1;
 	if (start == 0 || start != t->info->start_time || state == 'Z' || state == 'X')
 		return uintr__fail(ESHUTDOWN);
 	/* EPERM: a receiver we may not signal (another user's). */
@@ -202,6 +224,8 @@ static int uintr__target_alive(const struct uintr__target *t)
 static int uintr__target_verify(struct uintr__target *t)
 {
 	t->pidfd = uintr__pidfd_open_thread(t->tid);
+	if (t->pidfd < 0 && (errno == EMFILE || errno == ENFILE || errno == ENOMEM))
+		return -1;
 	if (t->info->pid_ino && uintr__pidfd_ino(t->pidfd) != t->info->pid_ino)
 		return uintr__fail(ESHUTDOWN);
 	return uintr__target_alive(t);
@@ -227,11 +251,13 @@ static int uintr__check_memfds(struct uintr__uitt *u, const struct uintr__fd_hea
 {
 	struct uintr__target *t = uintr__target_find(u, h->token);
 	ino_t upid_ino = 0, info_ino = 0;
-	int ok = uintr__memfds_valid(h, memfds, &upid_ino, &info_ino);
+	int err = uintr__memfds_check(h, memfds, &upid_ino, &info_ino);
 
 	close(memfds[0]);
 	close(memfds[1]);
-	if (!ok || (t && (t->upid_ino != upid_ino || t->info_ino != info_ino)))
+	if (err)
+		return uintr__fail(err);
+	if (t && (t->upid_ino != upid_ino || t->info_ino != info_ino))
 		return uintr__fail(EOPNOTSUPP);
 	return 0;
 }
@@ -257,9 +283,9 @@ static struct uintr__target *uintr__target_get(struct uintr__uitt *u,
 		return NULL;
 	}
 	t->pidfd = -1;
-	if (!uintr__memfds_valid(h, memfds, &t->upid_ino, &t->info_ino)) {
-		err = EOPNOTSUPP;
-	} else {
+	err = uintr__memfds_check(h, memfds, &t->upid_ino, &t->info_ino);
+	if (!err) {
+		err = ENOMEM;
 		t->upid = uintr__map_memfd(memfds[0], 1);
 		t->info = uintr__map_memfd(memfds[1], 0);
 	}

@@ -28,9 +28,10 @@ _Atomic uint64_t uintr__process_delivered;
 struct sigaction uintr__previous_action;
 
 static pthread_mutex_t uintr__mutex = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t uintr__once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t uintr__setup_mutex = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int uintr__setup_done;
+static int uintr__exit_key_made, uintr__atfork_made;
 static pthread_key_t uintr__exit_key;
-static int uintr__setup_error;
 static int uintr__pidfd_thread_works = 1;
 static int uintr__pidfd_siginfo_works = 1;
 
@@ -284,18 +285,24 @@ static int uintr__choose_signal(void)
 	return signo;
 }
 
-static void uintr__setup_once(void)
+/* Returns 0 or an errno; on failure nothing is left half done, and the
+ * next registration tries again. */
+static int uintr__setup_once(void)
 {
 	struct sigaction sa;
 	int signo = uintr__choose_signal();
 
-	if (signo < 0) {
-		uintr__setup_error = EINVAL;
-		return;
+	if (signo < 0)
+		return EINVAL;
+	if (!uintr__exit_key_made) {
+		if (pthread_key_create(&uintr__exit_key, uintr__thread_exit) != 0)
+			return ENOMEM;
+		uintr__exit_key_made = 1;
 	}
-	if (pthread_key_create(&uintr__exit_key, uintr__thread_exit) != 0) {
-		uintr__setup_error = EAGAIN;
-		return;
+	if (!uintr__atfork_made) {
+		if (pthread_atfork(uintr__fork_prepare, uintr__fork_parent, uintr__fork_child) != 0)
+			return ENOMEM;
+		uintr__atfork_made = 1;
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = uintr__signal_handler;
@@ -304,21 +311,27 @@ static void uintr__setup_once(void)
 	 * restartable syscall in the receiver resumes after delivery (6.1). */
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(signo, &sa, &uintr__previous_action) != 0) {
-		uintr__setup_error = errno;
-		return;
-	}
-	pthread_atfork(uintr__fork_prepare, uintr__fork_parent, uintr__fork_child);
+	if (sigaction(signo, &sa, &uintr__previous_action) != 0)
+		return errno;
 	uintr__signo = signo;
+	return 0;
 }
 
 /* Install the process-wide pieces at the first registration. */
 int uintr__setup_process(void)
 {
-	pthread_once(&uintr__once, uintr__setup_once);
-	if (uintr__setup_error)
-		return uintr__fail(uintr__setup_error);
-	return 0;
+	int err = 0;
+
+	if (atomic_load(&uintr__setup_done))
+		return 0;
+	pthread_mutex_lock(&uintr__setup_mutex);
+	if (!atomic_load(&uintr__setup_done)) {
+		err = uintr__setup_once();
+		if (!err)
+			atomic_store(&uintr__setup_done, 1);
+	}
+	pthread_mutex_unlock(&uintr__setup_mutex);
+	return err ? uintr__fail(err) : 0;
 }
 
 UINTR__EXPORT int uintr_notification_signal(void)

@@ -358,7 +358,8 @@ int uintr__read_fd_header(int fd, struct uintr__fd_header *h, int memfds[2])
 	}
 	memcpy(h, data, sizeof(*h));
 	/* With no free fd slot the kernel truncates SCM_RIGHTS, not recvmsg. */
-	if (n == (ssize_t)sizeof(*h) && (msg.msg_flags & MSG_CTRUNC) && h->magic == UINTR__FD_MAGIC) {
+	if (n == (ssize_t)sizeof(*h) && (msg.msg_flags & MSG_CTRUNC) && nfds < 2 &&
+	    h->magic == UINTR__FD_MAGIC) {
 		for (i = 0; i < nfds; i++)
 			close(fds[i]);
 		return uintr__fail(EMFILE);
