@@ -77,7 +77,10 @@ $(B)/test/%: test/%.c $(TEST_HDR) $(STATIC) include/uintr.h
 # Resource faults are injected at every call of the library that allocates,
 # maps or opens an fd (test/fault-injection.c wraps them).
 FAULT_WRAPS = calloc malloc free memfd_create socketpair mmap munmap open fcntl \
-	pthread_atfork pthread_key_create pthread_setspecific recvmsg sendmsg syscall
+	pthread_key_create pthread_setspecific recvmsg sendmsg syscall
+# glibc's static pthread_atfork (libc_nonshared.a) cannot be wrapped on
+# every architecture: wrap it where it can (x86-64).
+FAULT_WRAPS += $(if $(filter x86_64-%,$(shell $(CC) -dumpmachine)),pthread_atfork)
 $(B)/test/fault-injection: override LDLIBS += $(addprefix -Wl$(comma)--wrap=,$(FAULT_WRAPS))
 comma := ,
 
