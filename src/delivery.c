@@ -39,13 +39,12 @@ uint64_t uintr__process_notification(struct uintr__receiver *r)
  */
 unsigned int uintr__deliver(struct uintr_frame *frame)
 {
-	struct uintr__receiver *r = uintr__self.receiver;
+	struct uintr__receiver *r = uintr__enter();
 	unsigned int delivered = 0;
 
-	if (!r)
-		return 0;
-	r->delivering++;
-	while (!r->dead && atomic_exchange(&uintr__self.uif, 0)) {
+	/* The handler may unregister (or re-register): deliver no more of r
+	 * then; r itself stays mapped until we leave. */
+	while (r && uintr__self.receiver == r && atomic_exchange(&uintr__self.uif, 0)) {
 		uint64_t uirr = atomic_load(&r->info->uirr);
 		uint64_t bit;
 		unsigned int vector;
@@ -59,13 +58,12 @@ unsigned int uintr__deliver(struct uintr_frame *frame)
 		vector = 63u - (unsigned int)__builtin_clzll(uirr);
 		bit = 1ull << vector;
 		atomic_fetch_and(&r->info->uirr, ~bit);
-		uintr__count(&r->info->delivered);
+		uintr__count_delivery(&r->info->delivered);
 		r->handler(frame, vector);
 		atomic_store(&uintr__self.uif, 1); /* UIRET */
 		delivered++;
 	}
-	if (--r->delivering == 0 && r->dead)
-		uintr__receiver_free(r);
+	uintr__leave();
 	return delivered;
 }
 
@@ -96,6 +94,7 @@ static void uintr__chain(int signo, siginfo_t *si, void *uc)
 	 * we ignore it instead (documented in uintr(7)). */
 }
 
+/* The notification signal, inside uintr__enter() (uintr__signal_handler). */
 static void uintr__notification(siginfo_t *si, ucontext_t *uc)
 {
 	struct uintr__receiver *r = uintr__self.receiver;
@@ -108,10 +107,10 @@ static void uintr__notification(siginfo_t *si, ucontext_t *uc)
 		return;
 	}
 	if (r->token != token) {
-		uintr__count(&r->info->spurious);
+		uintr__count_notification(&r->info->spurious);
 		return;
 	}
-	uintr__count(&r->info->notifications);
+	uintr__count_notification(&r->info->notifications);
 	/* Blocked in uintr_wait: the wait processes the post (wait.c). */
 	if (atomic_load(&uintr__self.blocking))
 		return;
@@ -132,21 +131,24 @@ void uintr__signal_handler(int signo, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
 
+	uintr__enter();
 	if (si->si_code == SI_QUEUE &&
 	    ((uint64_t)(uintptr_t)si->si_value.sival_ptr & UINTR__TOKEN_MASK) == UINTR__TOKEN_TAG)
 		uintr__notification(si, uc);
 	else if (si->si_code != POLL_HUP || !uintr__handle_release_signal(si->si_fd))
 		uintr__chain(signo, si, uc);
+	uintr__leave();
 	errno = saved_errno;
 }
 
 UINTR__EXPORT void uintr_stui(void)
 {
-	struct uintr__receiver *r = uintr__self.receiver;
+	struct uintr__receiver *r = uintr__enter();
 
 	atomic_store(&uintr__self.uif, 1);
 	if (r && atomic_load(&r->info->uirr))
 		uintr__deliver_here(__builtin_return_address(0), __builtin_frame_address(0));
+	uintr__leave();
 }
 
 UINTR__EXPORT void uintr_clui(void)

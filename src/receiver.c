@@ -72,16 +72,31 @@ void uintr__receiver_free(struct uintr__receiver *r)
 		close(r->upid_memfd);
 	if (r->info_memfd >= 0)
 		close(r->info_memfd);
-	free(r);
+	munmap(r, sizeof(*r));
+}
+
+/* Free the receivers this thread retired while busy (uintr__leave).
+ * Async-signal-safe: munmap and close only. */
+void uintr__receivers_reclaim(void)
+{
+	struct uintr__receiver *r = atomic_exchange(&uintr__self.retired, NULL), *next;
+
+	for (; r; r = next) {
+		next = r->next;
+		uintr__receiver_free(r);
+	}
 }
 
 static struct uintr__receiver *uintr__receiver_new(uintr_handler_t handler)
 {
-	struct uintr__receiver *r = calloc(1, sizeof(*r));
+	/* Mapped, not malloc'ed: it may be freed from a signal handler
+	 * (uintr__leave), where only munmap is safe. */
+	struct uintr__receiver *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	unsigned int i;
 	int err;
 
-	if (!r)
+	if (r == MAP_FAILED)
 		return NULL;
 	r->upid_memfd = r->info_memfd = -1;
 	for (i = 0; i < UINTR_MAX_VECTORS; i++)
@@ -143,6 +158,8 @@ fail:
 	return NULL;
 }
 
+static void uintr__receiver_detach(struct uintr__receiver *r);
+
 UINTR__EXPORT int uintr_register_handler(uintr_handler_t handler, unsigned int flags)
 {
 	struct uintr__receiver *r;
@@ -167,6 +184,12 @@ UINTR__EXPORT int uintr_register_handler(uintr_handler_t handler, unsigned int f
 	uintr__unlock();
 	/* UIF is not touched (2.1): a thread starts with UIF = 0 and must STUI. */
 	uintr__block_signal(&old);
+	if (uintr__self.receiver) {
+		/* A signal handler registered one meanwhile. */
+		uintr__receiver_detach(r);
+		uintr__restore_signal(&old);
+		return uintr__fail(EBUSY);
+	}
 	uintr__self.receiver = r;
 	uintr__restore_signal(&old);
 	return 0;
@@ -177,7 +200,7 @@ static void uintr__receiver_detach(struct uintr__receiver *r)
 {
 	struct uintr__receiver **pp;
 
-	atomic_fetch_or(&r->upid->status, UINTR__UPID_SN);
+	atomic_fetch_or(&r->upid->status, UINTR__UPID_SN | UINTR__UPID_DEAD);
 	atomic_store(&r->info->active, 0);
 	atomic_store(&r->info->uirr, 0); /* pending recognized interrupts are discarded */
 	uintr__close_released(r);
@@ -197,12 +220,16 @@ static void uintr__receiver_detach(struct uintr__receiver *r)
 	atomic_fetch_add(&uintr__process_delivered, atomic_load(&r->info->delivered));
 	atomic_fetch_add(&uintr__process_spurious, atomic_load(&r->info->spurious));
 	uintr__unlock();
-	uintr__self.receiver = NULL;
-	/* A handler may unregister its own receiver: delivery frees it later. */
-	if (r->delivering)
-		r->dead = 1;
-	else
+	if (uintr__self.receiver == r)
+		uintr__self.receiver = NULL;
+	/* Unregistered from a handler nested in library code that still
+	 * holds r (uintr__enter): retire it; the outermost leave frees it. */
+	if (atomic_load_explicit(&uintr__self.busy, memory_order_relaxed)) {
+		r->next = atomic_load_explicit(&uintr__self.retired, memory_order_relaxed);
+		atomic_store_explicit(&uintr__self.retired, r, memory_order_relaxed);
+	} else {
 		uintr__receiver_free(r);
+	}
 }
 
 UINTR__EXPORT int uintr_unregister_handler(unsigned int flags)
@@ -218,26 +245,31 @@ UINTR__EXPORT int uintr_unregister_handler(unsigned int flags)
 	return 0;
 }
 
+/* Thread exit.  Nothing of the library runs on this thread any more, not
+ * even below a handler that never returned (pthread_exit, longjmp): what
+ * it retired can go too. */
 void uintr__receiver_exit(void)
 {
 	struct uintr__receiver *r = uintr__self.receiver;
 	sigset_t old;
 
-	if (!r)
-		return;
 	uintr__block_signal(&old);
-	uintr__receiver_detach(r);
+	if (r)
+		uintr__receiver_detach(r);
+	uintr__receivers_reclaim();
+	atomic_store(&uintr__self.busy, 0);
 	uintr__restore_signal(&old);
 }
 
 UINTR__EXPORT int uintr_read_state(struct uintr_state *state)
 {
-	struct uintr__receiver *r = uintr__self.receiver;
+	struct uintr__receiver *r;
 	struct uintr__uitt *u = uintr__self.uitt;
 
 	if (!state)
 		return uintr__fail(EFAULT);
 	memset(state, 0, sizeof(*state));
+	r = uintr__enter();
 	if (r) {
 		state->handler = (unsigned long long)(uintptr_t)r->handler;
 		state->stack_adjust = r->stack_adjust;
@@ -249,6 +281,7 @@ UINTR__EXPORT int uintr_read_state(struct uintr_state *state)
 		state->uitt_size = UINTR_UITT_ENTRIES; /* the RFC writes 256 (2.4) */
 		state->uitt_addr = (unsigned long long)(uintptr_t)u | 1;
 	}
+	uintr__leave();
 	if (atomic_load(&uintr__self.uif))
 		state->uif_byte = UINTR_STATE_UIF;
 	return 0;
@@ -256,7 +289,7 @@ UINTR__EXPORT int uintr_read_state(struct uintr_state *state)
 
 UINTR__EXPORT int uintr_get_stats(struct uintr_stats *stats, unsigned int flags)
 {
-	struct uintr__receiver *r = uintr__self.receiver;
+	struct uintr__receiver *r;
 
 	if (flags & ~UINTR_STATS_PROCESS)
 		return uintr__fail(EINVAL);
@@ -277,10 +310,12 @@ UINTR__EXPORT int uintr_get_stats(struct uintr_stats *stats, unsigned int flags)
 		uintr__unlock();
 		return 0;
 	}
-	if (!r)
-		return uintr__fail(EOPNOTSUPP);
-	stats->notifications = atomic_load(&r->info->notifications);
-	stats->delivered = atomic_load(&r->info->delivered);
-	stats->spurious = atomic_load(&r->info->spurious);
-	return 0;
+	r = uintr__enter();
+	if (r) {
+		stats->notifications = atomic_load(&r->info->notifications);
+		stats->delivered = atomic_load(&r->info->delivered);
+		stats->spurious = atomic_load(&r->info->spurious);
+	}
+	uintr__leave();
+	return r ? 0 : uintr__fail(EOPNOTSUPP);
 }

@@ -263,6 +263,8 @@ static void uintr__fork_child(void)
 		free(u);
 	}
 	uintr__self.receiver = NULL;
+	uintr__receivers_reclaim();
+	atomic_store(&uintr__self.busy, 0);
 	uintr__self.uitt = NULL;
 	atomic_store(&uintr__self.uif, 0);
 	pthread_mutex_init(&uintr__mutex, NULL);

@@ -40,6 +40,11 @@
  * can futex-wait on it. */
 #define UINTR__UPID_ON  0x1u  /* outstanding notification */
 #define UINTR__UPID_SN  0x2u  /* suppress notification */
+/* Library-private (a reserved bit on hardware): the receiver is gone.  Set
+ * with SN by unregister/exit; the receiver's own code then never clears SN
+ * again (wait.c), so no notification can reach a thread that is no longer
+ * this receiver (reference 8: lifetime). */
+#define UINTR__UPID_DEAD 0x4u
 #define UINTR__UPID_NV_SHIFT 16
 #define UINTR__UPID_NV_MASK  (0xffu << UINTR__UPID_NV_SHIFT)
 /*
@@ -108,16 +113,14 @@ struct uintr__receiver {
 	_Atomic uint64_t vector_mask; /* RFC uvec_mask */
 	_Atomic uint64_t released;    /* vectors whose fd was released, end not yet closed */
 	int vector_end[UINTR_MAX_VECTORS]; /* our end of each vector's socket pair */
-	int delivering;               /* nesting depth of deliveries */
 	int polling;                  /* uintr_set_polling(1): SN kept set */
 	uint64_t wait_spin_ns;        /* uintr_wait's poll phase */
 	uint64_t wait_mark;           /* info->delivered when uintr_wait last returned */
-	int dead;                     /* unregistered while delivering: free later */
 	int info_kept;                /* info page now owned by orphaned ends */
 	/* Binary compatibility (src/compat): deliver by rewriting the
 	 * interrupted context, as the CPU does, instead of calling handler. */
 	void (*deliver_context)(struct uintr__receiver *r, ucontext_t *uc);
-	struct uintr__receiver *next; /* process list */
+	struct uintr__receiver *next; /* process list; then the thread's retired list */
 };
 
 /* A sender's view of one receiver, shared by its UITT entries. */
@@ -154,6 +157,8 @@ struct uintr__thread {
 	struct uintr__uitt *uitt;
 	_Atomic unsigned char uif;
 	_Atomic unsigned char blocking; /* in uintr_wait's futex phase */
+	_Atomic unsigned int busy;      /* depth of library code using `receiver` */
+	struct uintr__receiver *_Atomic retired; /* unregistered while busy */
 	unsigned char registered_exit; /* pthread key set for this thread */
 };
 
@@ -190,6 +195,7 @@ void *uintr__map_memfd(int fd, int writable);
 int uintr__new_memfd(const char *name);
 void uintr__receiver_exit(void);
 void uintr__receiver_free(struct uintr__receiver *r);
+void uintr__receivers_reclaim(void);
 
 /* vector_fd.c */
 void uintr__vector_release(struct uintr__receiver *r, unsigned int vector);
@@ -213,14 +219,55 @@ unsigned int uintr__deliver(struct uintr_frame *frame);
 unsigned int uintr__deliver_here(void *ip, void *sp);
 extern struct sigaction uintr__previous_action;
 
-/* Return -1 with errno set, as every failing RFC syscall does. */
-/* Counters written by one thread only (the receiver): no locked add. */
-static inline void uintr__count(_Atomic uint64_t *c)
+/*
+ * Library code that uses this thread's receiver runs between uintr__enter()
+ * and uintr__leave().  A handler nested anywhere inside it (the user's
+ * interrupt handler, or any signal handler) may unregister the receiver:
+ * the receiver is then only retired, and freed when the outermost such code
+ * leaves, so no frame below ever touches freed memory.  Same-thread only:
+ * relaxed atomics and signal fences are all it takes, and nested handlers
+ * always leave `busy` as they found it.
+ */
+static inline struct uintr__receiver *uintr__enter(void)
+{
+	atomic_store_explicit(&uintr__self.busy,
+			      atomic_load_explicit(&uintr__self.busy, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	return uintr__self.receiver;
+}
+
+static inline void uintr__leave(void)
+{
+	unsigned int depth = atomic_load_explicit(&uintr__self.busy, memory_order_relaxed) - 1;
+
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(&uintr__self.busy, depth, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+	if (depth == 0 && atomic_load_explicit(&uintr__self.retired, memory_order_relaxed))
+		uintr__receivers_reclaim();
+}
+
+/*
+ * Counting a delivery: only a delivery writes `delivered`, and deliveries
+ * never nest inside that increment (it happens with UIF = 0, when a nested
+ * notification only recognizes), so a plain add is exact and takes no
+ * locked instruction on the polling path.  Counters the signal handler
+ * writes (notifications, spurious) can be interrupted by the same handler
+ * (SA_NODEFER) and use an atomic add instead.
+ */
+static inline void uintr__count_delivery(_Atomic uint64_t *c)
 {
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
 }
 
+static inline void uintr__count_notification(_Atomic uint64_t *c)
+{
+	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
+/* Return -1 with errno set, as every failing RFC syscall does. */
 static inline int uintr__fail(int err)
 {
 	errno = err;

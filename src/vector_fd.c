@@ -261,18 +261,24 @@ static int uintr__watch_release(struct uintr__receiver *r, int end_fd)
 
 UINTR__EXPORT int uintr_create_fd(unsigned long long vector, unsigned int flags)
 {
-	struct uintr__receiver *r = uintr__self.receiver;
+	struct uintr__receiver *r;
 	uint64_t bit;
 	sigset_t old;
 	int sv[2], err;
 
-	if (flags != 0 || !r)
+	if (flags != 0 || !uintr__self.receiver)
 		return uintr__fail(EINVAL);
 	if (vector >= UINTR_MAX_VECTORS)
 		return uintr__fail(ENOSPC);
 	bit = 1ull << vector;
 
 	uintr__block_signal(&old);
+	/* Read only now: a handler may have unregistered it meanwhile. */
+	r = uintr__self.receiver;
+	if (!r) {
+		uintr__restore_signal(&old);
+		return uintr__fail(EINVAL);
+	}
 	/* A release whose notice has not arrived yet (our signal blocked, or
 	 * still in flight) must not make the vector look busy. */
 	if ((atomic_load(&r->vector_mask) & bit) && uintr__end_hung_up(r->vector_end[vector]))

@@ -62,14 +62,18 @@ static int uintr__wait_is_over(struct uintr__receiver *r)
 	return uintr__anything_posted(r) || uintr__delivered_since_wait(r);
 }
 
-/* Set the status bits in `mask` to `value`, atomically; returns the new word. */
+/* Set the status bits in `mask` to `value`, atomically; returns the new
+ * word.  The word of a receiver that is gone (a handler nested in our
+ * caller unregistered it) keeps SN set for good: left alone. */
 static uint32_t uintr__set_status(struct uintr__upid *upid, uint32_t mask, uint32_t value)
 {
 	uint32_t s = atomic_load(&upid->status), n;
 
-	do
+	do {
+		if (s & UINTR__UPID_DEAD)
+			return s;
 		n = (s & ~mask) | value;
-	while (!atomic_compare_exchange_weak(&upid->status, &s, n));
+	} while (!atomic_compare_exchange_weak(&upid->status, &s, n));
 	return n;
 }
 
@@ -87,7 +91,7 @@ static int uintr__spin_for_post(struct uintr__receiver *r)
 	if (!r->wait_spin_ns)
 		return 0;
 	if (!r->polling)
-		atomic_fetch_or(&r->upid->status, UINTR__UPID_SN);
+		uintr__set_status(r->upid, UINTR__UPID_SN, UINTR__UPID_SN);
 	deadline = uintr__now_ns() + r->wait_spin_ns;
 	while (!uintr__wait_is_over(r)) {
 		uintr__arch_cpu_relax();
@@ -95,7 +99,7 @@ static int uintr__spin_for_post(struct uintr__receiver *r)
 			break;
 	}
 	if (!r->polling)
-		atomic_fetch_and(&r->upid->status, ~UINTR__UPID_SN);
+		uintr__set_status(r->upid, UINTR__UPID_SN, 0);
 	return uintr__wait_is_over(r);
 }
 
@@ -115,7 +119,7 @@ static void uintr__block_until_notified(struct uintr__receiver *r)
 	atomic_store(&uintr__self.blocking, 1);
 	s = uintr__set_status(upid, UINTR__UPID_NV_MASK | UINTR__UPID_SN,
 			      UINTR__NV(UINTR__NV_BLOCKED));
-	while (!(s & UINTR__UPID_ON) && !uintr__wait_is_over(r)) {
+	while (!(s & (UINTR__UPID_ON | UINTR__UPID_DEAD)) && !uintr__wait_is_over(r)) {
 		uintr__futex_wait(&upid->status, s);
 		s = atomic_load(&upid->status);
 	}
@@ -124,66 +128,83 @@ static void uintr__block_until_notified(struct uintr__receiver *r)
 	atomic_store(&uintr__self.blocking, 0);
 }
 
+/*
+ * Ends with -1/EINTR, as the RFC's wake-up does: after a delivery, or with
+ * UIF = 0 once something is pending (it stays pending), or when a signal
+ * handler unregistered the receiver meanwhile.
+ */
 UINTR__EXPORT int uintr_wait(unsigned int flags)
 {
-	struct uintr__receiver *r = uintr__self.receiver;
+	struct uintr__receiver *r;
 
 	if (flags != 0)
 		return uintr__fail(EINVAL);
-	if (!r)
+	r = uintr__enter();
+	if (!r) {
+		uintr__leave();
 		return uintr__fail(EOPNOTSUPP);
+	}
 	while (!uintr__delivered_since_wait(r)) {
 		if (!uintr__spin_for_post(r))
 			uintr__block_until_notified(r);
+		if (uintr__self.receiver != r)
+			break;
 		uintr__process_notification(r);
 		if (atomic_load(&r->info->uirr))
 			break;
 	}
-	/* With UIF = 0 the interrupt stays pending and we return all the same,
-	 * as the RFC's wake-up does. */
 	if (atomic_load(&uintr__self.uif))
 		uintr__deliver_here(__builtin_return_address(0), __builtin_frame_address(0));
 	r->wait_mark = atomic_load_explicit(&r->info->delivered, memory_order_relaxed);
+	uintr__leave();
 	return uintr__fail(EINTR);
 }
 
 UINTR__EXPORT int uintr_poll(void)
 {
-	struct uintr__receiver *r = uintr__self.receiver;
+	struct uintr__receiver *r = uintr__enter();
+	int delivered = 0;
 
-	if (!r)
+	if (!r) {
+		uintr__leave();
 		return uintr__fail(EOPNOTSUPP);
-	if (!uintr__anything_posted(r))
-		return 0;
-	uintr__process_notification(r);
-	if (!atomic_load(&uintr__self.uif))
-		return 0;
-	return (int)uintr__deliver_here(__builtin_return_address(0), __builtin_frame_address(0));
+	}
+	if (uintr__anything_posted(r)) {
+		uintr__process_notification(r);
+		if (atomic_load(&uintr__self.uif))
+			delivered = (int)uintr__deliver_here(__builtin_return_address(0),
+							     __builtin_frame_address(0));
+	}
+	uintr__leave();
+	return delivered;
 }
 
 UINTR__EXPORT int uintr_set_polling(int on)
 {
-	struct uintr__receiver *r = uintr__self.receiver;
+	struct uintr__receiver *r = uintr__enter();
 
-	if (!r)
+	if (!r) {
+		uintr__leave();
 		return uintr__fail(EOPNOTSUPP);
+	}
 	r->polling = on != 0;
 	if (r->polling) {
-		atomic_fetch_or(&r->upid->status, UINTR__UPID_SN);
-		return 0;
+		uintr__set_status(r->upid, UINTR__UPID_SN, UINTR__UPID_SN);
+	} else {
+		/* Clearing SN: what was posted meanwhile is recognized now (6.1). */
+		uintr__set_status(r->upid, UINTR__UPID_SN, 0);
+		uintr_poll();
 	}
-	/* Clearing SN: what was posted meanwhile is recognized now (6.1). */
-	atomic_fetch_and(&r->upid->status, ~UINTR__UPID_SN);
-	uintr_poll();
+	uintr__leave();
 	return 0;
 }
 
 UINTR__EXPORT int uintr_set_wait_spin(unsigned long long ns)
 {
-	struct uintr__receiver *r = uintr__self.receiver;
+	struct uintr__receiver *r = uintr__enter();
 
-	if (!r)
-		return uintr__fail(EOPNOTSUPP);
-	r->wait_spin_ns = ns;
-	return 0;
+	if (r)
+		r->wait_spin_ns = ns;
+	uintr__leave();
+	return r ? 0 : uintr__fail(EOPNOTSUPP);
 }

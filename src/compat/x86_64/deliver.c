@@ -103,7 +103,7 @@ int uintr__compat_deliver(ucontext_t *uc)
 	uint64_t uirr, sp;
 	unsigned int vector;
 
-	if (!r || r->deliver_context != uintr__compat_deliver_context || r->dead)
+	if (!r || r->deliver_context != uintr__compat_deliver_context)
 		return 0;
 	for (;;) {
 		if (!atomic_exchange(&uintr__self.uif, 0))
@@ -117,7 +117,7 @@ int uintr__compat_deliver(ucontext_t *uc)
 	}
 	vector = 63u - (unsigned int)__builtin_clzll(uirr);
 	atomic_fetch_and(&r->info->uirr, ~(1ull << vector));
-	uintr__count(&r->info->delivered);
+	uintr__count_delivery(&r->info->delivered);
 
 	slot = &self->slot[self->slot_next++ % UINTR__COMPAT_SLOTS];
 	slot->rax = (uint64_t)g[REG_RAX];
