@@ -42,13 +42,19 @@ unsigned int uintr__deliver(struct uintr_frame *frame)
 	struct uintr__receiver *r = uintr__enter();
 	unsigned int delivered = 0;
 
-	/* The handler may unregister (or re-register): deliver no more of r
-	 * then; r itself stays mapped until we leave. */
-	while (r && uintr__self.receiver == r && atomic_exchange(&uintr__self.uif, 0)) {
-		uint64_t uirr = atomic_load(&r->info->uirr);
-		uint64_t bit;
+	while (r && atomic_exchange(&uintr__self.uif, 0)) {
+		uint64_t uirr, bit;
 		unsigned int vector;
 
+		/* The handler that ran last may have unregistered r (or
+		 * registered anew): deliver no more of it; r stays mapped until
+		 * we leave.  Checked with UIF = 0, when no delivery, hence no
+		 * handler of the program, can nest until UIRET. */
+		if (uintr__self.receiver != r) {
+			atomic_store(&uintr__self.uif, 1);
+			break;
+		}
+		uirr = atomic_load(&r->info->uirr);
 		if (!uirr) {
 			atomic_store(&uintr__self.uif, 1);
 			if (!atomic_load(&r->info->uirr))

@@ -57,15 +57,18 @@ static inline void uintr__post(const struct uintr__target *t, unsigned int vecto
 	uint32_t status;
 
 	/*
-	 * A bit already set is a post not yet drained: its poster saw ON or SN
-	 * set, or set ON itself, and the receiver rescans PIR whenever it
-	 * clears ON or SN.  So repeating the post changes nothing (coalescing)
-	 * and we can skip the locked operation, which keeps a flooding sender
-	 * from bouncing the line the receiver drains.
+	 * Bit already set and ON or SN set: the locked OR below would change
+	 * nothing and the status test after it would return, so return now
+	 * (coalescing) without the locked operation: a flooding sender then
+	 * does not bounce the line the receiver drains.  With ON and SN both
+	 * clear we take the full path even if the bit is set: a notification
+	 * given back (uintr__notify_running) leaves exactly that state, and
+	 * the next post must notify (found by model/uintr.pml, config sigq).
 	 */
 	if (atomic_load_explicit(&upid->pir, memory_order_relaxed) & bit) {
 		atomic_thread_fence(memory_order_seq_cst);
-		if (atomic_load(&upid->pir) & bit)
+		if ((atomic_load(&upid->pir) & bit) &&
+		    (atomic_load(&upid->status) & (UINTR__UPID_ON | UINTR__UPID_SN)))
 			return;
 	}
 	atomic_fetch_or(&upid->pir, bit);

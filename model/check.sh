@@ -1,0 +1,156 @@
+#!/bin/sh
+# Model-check uintr.pml with spin: see README.md.
+#
+#   ./check.sh              what CI runs (group "ci", about 10 minutes)
+#   ./check.sh lib          every configuration of the library as written
+#   ./check.sh old          earlier code: each must FAIL (the bugs since fixed)
+#   ./check.sh all          lib and old
+#   ./check.sh quick        1-sender configurations (under a minute)
+#   ./check.sh NAME...      the named configurations (./check.sh list)
+#
+# One summary line per configuration.  Exit status 0 only if every search
+# was complete and found no error -- except the old-* configurations,
+# which model code with known bugs: they must find an error (a model that
+# stops finding them has lost its teeth).  Environment: MEMLIM (MB, default 12000),
+# PANFLAGS (extra ./pan flags, e.g. -c0 to go on past errors),
+# WORK (directory for the runs, default a fresh one under /tmp; a failing
+# run leaves its trail there), KEEP=1 keeps WORK even if all passed.
+
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+model=$here/uintr.pml
+memlim=${MEMLIM:-12000}
+work=${WORK:-$(mktemp -d /tmp/uintr-model.XXXXXX)}
+mkdir -p "$work" || exit 2
+
+command -v spin >/dev/null 2>&1 || { echo "check.sh: spin not found (apt-get install spin)" >&2; exit 2; }
+command -v gcc >/dev/null 2>&1 || { echo "check.sh: gcc not found" >&2; exit 2; }
+
+# name | kind (safety, or ltl:<claim>) | spin defines | what
+configs='
+mix|safety||2 senders x 2 posts, every receiver call, handler depth 1
+nest|safety|-DMAXNEST=2 -DACTS=23|2 senders, handler depth 2, all calls but uintr_wait
+nestwait|safety|-DMAXNEST=2 -DACTS=9|2 senders, handler depth 2, stui/clui and uintr_wait
+nvec3|safety|-DNVEC=3 -DMAXNEST=2 -DACTS=7|3 vectors, handler depth 2, stui/clui/poll/set_polling
+ns3|safety|-DNS=3 -DPOSTS=1|3 senders x 1 post, every receiver call
+uaf|safety|-DNS=1 -DHANDLER_UNREG|user handler unregisters: no use of a freed receiver, never notified after
+uaf2|safety|-DNS=2 -DPOSTS=1 -DHANDLER_UNREG -DMAXNEST=2|as uaf, 2 senders, handler depth 2
+counters|safety|-DMAXNEST=2 -DACTS=3 -DCOUNTERS|notification counter under nested handlers
+sigq|safety|-DNS=2 -DPOSTS=1 -DACTS=1 -DSIGQ_FULL|signal queue full once: a post after the give-back is not lost
+ltl-wait|ltl:wait_returns|-DACTS=9|LTL: a post made while uintr_wait waits makes it return
+ltl-wakes|ltl:wakes|-DACTS=9|LTL: uintr_wait never stays asleep with PIR/UIRR set
+ltl-pir|ltl:pir_drained|-DACTS=9|LTL: PIR is drained while notifications are on
+ltl-uif|ltl:uif_delivers|-DACTS=9|LTL: recognized interrupts are delivered while UIF=1
+old-mix|safety|-DOLD|the code of da70323: as mix
+old-nostrict|safety|-DOLD -DNO_STRICT|the code of da70323: only "never asleep with PIR/UIRR set"
+old-ltl-wait|ltl:wait_returns|-DOLD -DACTS=9|the code of da70323: as ltl-wait
+old-ltl-wakes|ltl:wakes|-DOLD -DACTS=9|the code of da70323: as ltl-wakes
+old-uaf|safety|-DNS=1 -DHANDLER_UNREG -DNO_RETIRE|ffb705b: unregister from a handler frees r under stui/poll/wait
+old-counters|safety|-DOLD -DMAXNEST=2 -DACTS=3 -DCOUNTERS|ffb705b: notification counter by load + store
+old-sigq|safety|-DNS=2 -DPOSTS=1 -DACTS=1 -DSIGQ_FULL -DOLD_FASTPATH|ffb705b: fast path strands a post after a give-back
+since|safety|-DACTS=3 -DSTRICT_SINCE|(fails by design) the literal "post since the last delivery"
+q-mix|safety|-DNS=1|quick: 1 sender, every call
+q-nest|safety|-DNS=1 -DMAXNEST=2|quick: 1 sender, handler depth 2
+q-old|safety|-DNS=1 -DOLD|quick: 1 sender, the code of da70323
+'
+
+group_lib='mix nest nestwait nvec3 ns3 uaf uaf2 counters sigq ltl-wait ltl-wakes ltl-pir ltl-uif'
+group_old='old-mix old-nostrict old-ltl-wait old-ltl-wakes old-uaf old-counters old-sigq q-old'
+group_ci='CI_GROUP_PLACEHOLDER'
+group_quick='q-mix q-nest q-old'
+
+lookup() {
+	printf '%s\n' "$configs" | while IFS='|' read -r n k d w; do
+		[ "$n" = "$1" ] && { printf '%s|%s|%s|%s\n' "$n" "$k" "$d" "$w"; break; }
+	done
+}
+
+if [ $# -eq 0 ]; then set -- $group_ci; fi
+case "${1:-}" in
+list)
+	printf '%s\n' "$configs" | while IFS='|' read -r n k d w; do
+		[ -n "$n" ] && printf '%-14s %-18s %-40s %s\n' "$n" "$k" "$d" "$w"
+	done
+	exit 0 ;;
+lib) set -- $group_lib ;;
+old) set -- $group_old ;;
+all) set -- $group_lib $group_old ;;
+quick) set -- $group_quick ;;
+esac
+
+status=0
+for name in "$@"; do
+	line=$(lookup "$name")
+	if [ -z "$line" ]; then
+		echo "check.sh: unknown configuration '$name' (./check.sh list)" >&2
+		status=2
+		continue
+	fi
+	kind=$(printf '%s' "$line" | cut -d'|' -f2)
+	defs=$(printf '%s' "$line" | cut -d'|' -f3)
+	dir=$work/$name
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cp "$model" "$dir/uintr.pml"
+	(
+		cd "$dir" || exit 2
+		# shellcheck disable=SC2086
+		spin $defs -a uintr.pml >spin.out 2>&1 || { cat spin.out; exit 2; }
+		case $kind in
+		safety)
+			gcc -O2 -w -DSAFETY -DNOCLAIM -DCOLLAPSE -DMEMLIM="$memlim" -o pan pan.c &&
+			./pan -m100000 -w26 ${PANFLAGS:-} >pan.out 2>&1 ;;
+		ltl:*)
+			gcc -O2 -w -DCOLLAPSE -DNFAIR=3 -DMEMLIM="$memlim" -o pan pan.c &&
+			./pan -a -f -A -m100000 -w26 ${PANFLAGS:-} -N "${kind#ltl:}" >pan.out 2>&1 ;;
+		esac
+		exit 0
+	) || { echo "$name: spin or gcc failed (see $dir)"; status=2; continue; }
+
+	out=$dir/pan.out
+	errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$out" | tail -n 1)
+	states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' "$out" | tail -n 1)
+	trans=$(sed -n 's/^ *\([0-9.e+]*\) transitions.*/\1/p' "$out" | tail -n 1)
+	depth=$(sed -n 's/.*depth reached \([0-9]*\).*/\1/p' "$out" | tail -n 1)
+	secs=$(sed -n 's/^pan: elapsed time \([0-9.e+-]*\) seconds.*/\1/p' "$out" | tail -n 1)
+	mem=$(sed -n 's/^ *\([0-9.]*\).total actual memory usage.*/\1/p' "$out" | tail -n 1)
+	result=PASS
+	expect=PASS
+	case $name in old-*|q-old) expect=FAIL ;; esac
+	incomplete=0
+	if grep -q -e 'max search depth too small' -e 'reached -DMEMLIM bound' \
+		-e 'out of memory' -e 'too many processes' "$out"; then
+		incomplete=1
+	fi
+	if [ -z "$errors" ]; then
+		result=ERROR
+		status=1
+	elif [ "$errors" != 0 ]; then
+		result=FAIL
+		[ $expect = FAIL ] || status=1
+	elif [ $incomplete = 1 ] || grep -q 'Search not completed' "$out"; then
+		result=INCOMPLETE
+		status=1
+	elif [ $expect = FAIL ]; then
+		result="PASS(expected FAIL)"
+		status=1
+	fi
+	[ $expect = FAIL ] && [ $result = FAIL ] && result="FAIL(expected)"
+	printf '%-13s %-16s states=%s transitions=%s depth=%s errors=%s time=%ss mem=%sMB\n' \
+		"$name" "$result" "${states:-?}" "${trans:-?}" "${depth:-?}" "${errors:-?}" \
+		"${secs:-?}" "${mem:-?}"
+	if [ "$result" = FAIL ] || [ "$result" = "FAIL(expected)" ]; then
+		what=$(grep -m1 -e 'assertion violated' -e 'acceptance cycle' -e 'invalid end state' "$out")
+		echo "    $what"
+		echo "    trail: cd $dir && spin $defs -t -p -g uintr.pml"
+	fi
+	[ "$result" = PASS ] && rm -f "$dir/pan" "$dir/pan.c" "$dir/pan.h" "$dir/pan.b" \
+		"$dir/pan.m" "$dir/pan.p" "$dir/pan.t"
+done
+
+if [ $status = 0 ] && [ -z "${WORK:-}" ] && [ -z "${KEEP:-}" ]; then
+	rm -rf "$work"
+else
+	echo "runs in $work"
+fi
+exit $status

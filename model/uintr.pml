@@ -1,0 +1,985 @@
+/*
+ * uintr.pml -- a Promela model of libuintr's notification protocol:
+ * src/sender.c (uintr__post, uintr__notify_running), src/delivery.c
+ * (uintr__process_notification, uintr__deliver, uintr__notification,
+ * uintr_stui/clui), src/wait.c (uintr_wait, uintr__spin_for_post,
+ * uintr__block_until_notified, uintr_poll, uintr_set_polling),
+ * src/receiver.c (uintr__receiver_detach), src/uintr-int.h (uintr__enter,
+ * uintr__leave); reference sections 5.1-5.5 and 6.1-6.3.  It follows the
+ * code of commit e638679; -DOLD gives the uintr_wait / handler / post code
+ * of commit da70323 (before e65d27f).
+ *
+ * What is modelled
+ *   - the UPID: the status word (ON, SN, NV in {RUNNING 0xEC, BLOCKED
+ *     0xEB}) and PIR (NVEC vectors), written by every sender;
+ *   - the receiver thread's state: UIRR (r->info->uirr), UIF
+ *     (uintr__self.uif), uintr__self.blocking, uintr__self.receiver
+ *     (registered or not), r->info->delivered; and, touched by its own code
+ *     only, r->polling, r->wait_spin_ns (zero or not), r->wait_mark;
+ *   - NS sender threads, each making POSTS (2) uintr_senduipi() calls, i.e.
+ *     uintr__post(), to fixed vectors (the same and different ones);
+ *   - the notification channels: the notification signal (real-time
+ *     signals queue: a count of pending signals of the receiver thread; the
+ *     library's handler runs on top of whatever the thread does whenever a
+ *     signal is pending and not blocked, and nests in itself, SA_NODEFER)
+ *     and the futex on the status word (FUTEX_WAIT compares and queues
+ *     atomically, FUTEX_WAKE wakes the sleeper; a signal dequeues the
+ *     sleeper, runs the handler, and the FUTEX_WAIT is re-issued with the
+ *     same value, as SA_RESTART does for FUTEX_WAIT without timeout);
+ *   - the receiver's own code: any sequence of uintr_stui, uintr_clui,
+ *     uintr_poll, uintr_set_polling(1/0), uintr_set_wait_spin (0 or not),
+ *     uintr_wait, then either uintr_unregister_handler (and possibly thread
+ *     exit) or, once every sender is done, the quiescent point (leave
+ *     polling mode, uintr_stui, and either uintr_poll or nothing more).
+ *
+ * Granularity: each C11 atomic operation of the C code is one Promela step,
+ * a CAS loop is a loop of CAS steps, each plain load or store of the
+ * receiver's private state (uintr__self.*, r->*) is a step of its own.  A
+ * step may also do the purely local computation that follows its load (a
+ * test of the loaded value, __builtin_clzll), and ghost bookkeeping.
+ * Memory model: sequential consistency (see README.md).  Each step that
+ * stands for a C statement names the function in a comment.
+ *
+ * Build options (spin -DNAME=...):
+ *   NS=1|2|3       senders (default 2)
+ *   POSTS=1|2      uintr_senduipi calls per sender (default 2)
+ *   NVEC=2|3       vectors (default 2)
+ *   MAXNEST=1|2    nesting depth of the library's signal handler (default 1)
+ *   ACTS=mask      receiver calls: 1 stui/clui, 2 poll, 4 set_polling,
+ *                  8 wait, 16 unregister/exit (default 31: all)
+ *   WAIT_SPIN=0|1|2  r->wait_spin_ns zero, non-zero, or changed at will (2)
+ *   SPIN_ITERS=n   polls of uintr__spin_for_post before its deadline (1)
+ *   OLD            the code of da70323: no `blocking`, no wait_mark event
+ *                  count, no retry of a full signal queue, counters by
+ *                  load + store, post's fast path on the PIR bit alone
+ *   OLD_FASTPATH   only the last of these (ffb705b): post skips when the
+ *                  PIR bit is set, whatever ON and SN are
+ *   NO_RETIRE      (with HANDLER_UNREG) unregister frees the receiver even
+ *                  under a library call that holds it (ffb705b outside
+ *                  uintr__deliver)
+ *   NO_STRICT      drop the "uintr_wait returns after a post made while it
+ *                  waits" check (keeps: never asleep with PIR or UIRR set)
+ *   NO_DCOUNT      count no deliveries (check only "each vector delivered")
+ *   STRICT_SINCE   the literal "each delivery needs a post since the
+ *                  previous delivery of that vector" (not a UINTR property)
+ *   PROMPT_SIGNALS a queued signal is delivered before the receiver's own
+ *                  code makes another step (fastest possible delivery)
+ *   HANDLER_UNREG  the user's handler may call uintr_unregister_handler(0)
+ *                  (the library supports it: uintr__enter/uintr__leave
+ *                  count the frames using r, unregister retires r while
+ *                  any is, the outermost leave frees it); checks that no
+ *                  frame goes on using the freed r, and that a receiver
+ *                  unregistered under uintr_wait is never notified again
+ *   COUNTERS       model uintr__count_notification(&r->info->notifications)
+ *   SIGQ_FULL      the signal queue may stay full for one notification
+ *                  (uintr__notify_running gives ON back)
+ */
+
+#ifndef NS
+#define NS 2
+#endif
+#ifndef NVEC
+#define NVEC 2
+#endif
+#ifndef MAXNEST
+#define MAXNEST 1
+#endif
+#ifndef ACTS
+#define ACTS 31
+#endif
+#ifndef WAIT_SPIN
+#define WAIT_SPIN 2
+#endif
+#ifndef SPIN_ITERS
+#define SPIN_ITERS 1
+#endif
+#ifndef POSTS
+#define POSTS 2
+#endif
+
+/* The vectors each sender posts (A, then B if POSTS == 2). */
+#if NVEC == 2
+#define S0A 1
+#define S0B 0
+#define S1A 1
+#define S1B 1
+#define S2A 0
+#define S2B 1
+#else
+#define S0A 2
+#define S0B 0
+#define S1A 1
+#define S1B 2
+#define S2A 1
+#define S2B 1
+#endif
+
+/* UPID status bits (uintr-int.h).  NVB stands for the NV field: set means
+ * NV == UINTR__NV_BLOCKED (0xEB), clear means NV == UINTR__NV_RUNNING (0xEC). */
+#define ON  1
+#define SN  2
+#define NVB 4
+#define DEAD 8   /* UINTR__UPID_DEAD: set with SN by unregister, never cleared */
+
+/* ---- the UPID page (shared with every sender) and the info page ---- */
+byte status = 0;      /* uintr__receiver_new: atomic_store(&upid->status, NV(RUNNING)) */
+byte pir = 0;         /* uintr__receiver_new: atomic_store(&upid->pir, 0) */
+bit  ractive = 1;     /* info->active */
+byte uirr = 0;        /* r->info->uirr (r->uirr in OLD): written by the receiver thread only */
+byte ndel = 0;        /* r->info->delivered (used by uintr_wait's event count) */
+
+/* ---- the receiver thread's private state, shared by its own code and
+ * its signal handler (r->polling, r->wait_spin_ns, r->wait_mark are
+ * touched by its own code only: locals of Receiver) ---- */
+bit  uif = 0;         /* uintr__self.uif: 0 after registration (2.1) */
+bit  blocking = 0;    /* uintr__self.blocking: in uintr__block_until_notified */
+bit  reg = 1;         /* uintr__self.receiver != NULL: registered before the senders start */
+
+/* ---- the thread as the kernel sees it ---- */
+byte ctx = 0;         /* who runs: 0 the thread's own code, k the k-th nested signal handler */
+byte sigpend = 0;     /* queued notification signals */
+bit  sigblocked = 0;  /* our signal blocked (uintr__block_signal) */
+bit  gone = 0;        /* the thread has exited */
+bit  fsleep = 0;      /* queued on the futex of upid->status */
+bit  fintr = 0;       /* the futex sleep was ended by a signal */
+
+/* ---- ghost state ---- */
+byte done = 0;            /* senders that have finished */
+byte nposted[NVEC];       /* posts made (PIR bit set by it, or already set: coalesced);
+                           * a function of the senders' positions: it costs no state */
+bit  unreg = 0;           /* the receiver has set SN for unregister / exit */
+#ifndef NO_DCOUNT
+byte ndeliv[NVEC];        /* deliveries (calls of the user's handler) */
+#define DCOUNT(v) ndeliv[v]++; assert(ndeliv[v] <= nposted[v])
+#define DSEEN(v)  (nposted[v] == 0 || ndeliv[v] > 0)
+#else
+bit  dseen[NVEC];         /* delivered at least once */
+#define DCOUNT(v) dseen[v] = 1
+#define DSEEN(v)  (nposted[v] == 0 || dseen[v])
+#endif
+#if NVEC == 3
+#define ALL_SEEN (DSEEN(0) && DSEEN(1) && DSEEN(2))
+#else
+#define ALL_SEEN (DSEEN(0) && DSEEN(1))
+#endif
+#ifndef NO_STRICT
+bit  w_armed = 0;         /* uintr_wait has begun to wait (SN set to spin, or NV = BLOCKED) */
+bit  w_owed = 0;          /* a post was made since: uintr_wait must return */
+#define ARMED(a)  w_armed = w_armed | (a)
+#define OWED      w_owed = w_owed | w_armed
+#define WDONE     w_armed = 0; w_owed = 0
+#else
+#define ARMED(a)  skip
+#define OWED      skip
+#define WDONE     skip
+#endif
+#ifdef STRICT_SINCE
+byte since[NVEC];         /* posts of the vector since its last delivery */
+#define SINCE_POST(v) since[v]++
+#define SINCE_DELIV(v) assert(since[v] > 0); since[v] = 0
+#else
+#define SINCE_POST(v) skip
+#define SINCE_DELIV(v) skip
+#endif
+#ifdef HANDLER_UNREG
+byte busy = 0;            /* uintr__self.busy: frames between uintr__enter and uintr__leave */
+bit  retired = 0;         /* r is on uintr__self.retired */
+bit  freed = 0;           /* uintr__receiver_free(r) has run */
+bit  hu_done = 0;         /* the user's handler has unregistered (once) */
+byte holds[MAXNEST + 1];  /* frame k: functions with uses of their cached r ahead */
+#define HOLD(L)   holds[L]++
+#define UNHOLD(L) holds[L]--
+#define NOT_FREED assert(!freed)
+/* uintr__receiver_free(r): no frame of the thread has a use of r ahead */
+#define FREE      assert(holds[0] == 0 && holds[1] == 0 && holds[MAXNEST] == 0); freed = 1
+/* uintr__enter(): busy = busy + 1 (a load and a store, but every nested
+ * handler leaves busy as it found it: one step) */
+#define ENTER     busy++
+/* the frame's last use of r was the step before: a step of its own only
+ * where anything checks it */
+#define RELEASE_R(L) atomic { NOT_FREED; UNHOLD(L) }
+/* uintr__leave(): busy = depth; if (depth == 0 && retired) reclaim */
+#define LEAVE     busy--; \
+	atomic { if :: busy == 0 && retired -> retired = 0; FREE :: else -> skip fi }
+#else
+#define HOLD(L)   skip
+#define UNHOLD(L) skip
+#define NOT_FREED skip
+/* without HANDLER_UNREG nothing reads busy: no step at all */
+#define ENTER     skip
+#define LEAVE
+#define RELEASE_R(L)
+#endif
+#ifdef COUNTERS
+byte nnotif = 0;          /* r->info->notifications (OLD: a relaxed load + store) */
+byte nnotif_true = 0;     /* ghost: notifications processed */
+#endif
+#ifdef SIGQ_FULL
+byte gaveback = 0;       /* signal queue full for one notification: 1 while its
+                           * sender retries, 2 once it has given ON back */
+bit  gb_owed = 0;         /* a post was made since the give-back: it must not be
+                           * left unnotified.  (Posts coalesced into the failing
+                           * notification while its sender retried stay in PIR
+                           * until the receiver's next poll/wait or the next
+                           * notification that gets through: documented.) */
+#define GB_POST gb_owed = gb_owed | (gaveback == 2)
+#define PIR_MUST_DRAIN gb_owed
+#else
+#define GB_POST skip
+#define PIR_MUST_DRAIN 1
+#endif
+
+/* A post is made (PIR bit set, by this post or an earlier one). */
+#define POSTED(v) nposted[v]++; OWED; SINCE_POST(v); GB_POST
+/* The same, for the fast path: its post point was the PIR load that found
+ * the bit set (OWED there), the status load only decides not to notify. */
+#define POSTED_FAST(v) nposted[v]++; SINCE_POST(v); GB_POST
+/* The notify decision of uintr__post: only while SN = 0, before unregister. */
+#define NOTIFY_OK assert(!unreg && ractive && (s & SN) == 0)
+
+/* Checked at the first step of each library call of the receiver (and so
+ * between any two of them): a recognized interrupt is never left pending
+ * while UIF = 1; and if every sender had finished before the previous
+ * uintr_poll / uintr_wait began, and that call processed, it left nothing
+ * in PIR, nor in UIRR if UIF = 1 (quiescence). */
+#define CHK assert(reg == 0 || !(uif && uirr != 0)); \
+	assert(!qd || (pir == 0 && (uif == 0 || uirr == 0))); qd = 0; posted = 0
+
+/* Locals of a frame of the receiver thread (its own code or a handler). */
+#define FRAME_LOCALS byte pend, u, vec, cnt
+
+/* ================================================================== */
+/* Senders: uintr_senduipi(index) on a valid entry = uintr__post(t, v)  */
+/* ================================================================== */
+
+inline post_rest(v)
+{
+	/* uintr__post: atomic_fetch_or(&upid->pir, bit) */
+	atomic { pir = pir | (1 << v); POSTED(v) }
+	/* uintr__post: status = atomic_load(&upid->status);
+	 *              do { if (status & (ON | SN)) return; ... */
+	if
+	:: atomic { (status & (ON | SN)) != 0 -> skip }
+	:: atomic { (status & (ON | SN)) == 0 -> s = status }
+		/* uintr__post: } while (!atomic_compare_exchange_weak(&upid->status, &status, status | ON)); */
+		do
+		:: atomic { status == s && (s & NVB) != 0 -> status = s | ON; NOTIFY_OK }
+			/* uintr__post: (status & NV_MASK) == NV(BLOCKED): uintr__futex_wake(&upid->status) */
+			atomic { if :: fsleep -> fsleep = 0 :: else -> skip fi; s = 0 }
+			break
+		:: atomic { status == s && (s & NVB) == 0 -> status = s | ON; NOTIFY_OK }
+			/* uintr__post: else uintr__notify_running(t):
+			 *   uintr__send_notification(t): the signal to the receiver thread */
+#ifdef SIGQ_FULL
+			if
+			:: atomic { if :: !gone -> sigpend++ :: else -> skip fi; s = 0 }
+			:: atomic { !gone && gaveback == 0 -> gaveback = 1 }
+				/* uintr__notify_running: EAGAIN 64 times (queue full):
+				 *   atomic_fetch_and(&t->upid->status, ~UINTR__UPID_ON) */
+				atomic { status = status & ~ON; s = 0; gaveback = 2 }
+			fi;
+#else
+			atomic { if :: !gone -> sigpend++ :: else -> skip fi; s = 0 }
+#endif
+			break
+		:: atomic { status != s && (status & (ON | SN)) != 0 -> s = 0 }   /* failed; ON|SN: return */
+			break
+		:: atomic { status != s && (status & (ON | SN)) == 0 -> s = status }   /* failed: retry */
+		od
+	fi
+}
+
+inline post(v)
+{
+	/* uintr__post: if (atomic_load_explicit(&upid->pir, memory_order_relaxed) & bit) { */
+	if
+	:: (pir & (1 << v)) != 0 ->
+		/* uintr__post:   atomic_thread_fence(memory_order_seq_cst);  -- nothing under SC
+		 * uintr__post:   if ((atomic_load(&upid->pir) & bit) && */
+		if
+#if defined(OLD) || defined(OLD_FASTPATH)
+		:: atomic { (pir & (1 << v)) != 0 -> POSTED(v) }   /* return: coalesced */
+#else
+		:: atomic { (pir & (1 << v)) != 0 -> OWED } ->
+			/* uintr__post:   (atomic_load(&upid->status) & (ON | SN))) return; }  -- coalesced */
+			if
+			:: atomic { (status & (ON | SN)) != 0 -> POSTED_FAST(v) }
+			:: (status & (ON | SN)) == 0 -> post_rest(v)
+			fi
+#endif
+		:: (pir & (1 << v)) == 0 -> post_rest(v)
+		fi
+	:: (pir & (1 << v)) == 0 -> post_rest(v)
+	fi
+}
+
+proctype Sender(byte va; byte vb)
+{
+	byte s;
+
+	post(va);
+#if POSTS >= 2
+	post(vb);
+#endif
+	done++
+}
+
+/* ================================================================== */
+/* The receiver thread: code run by its own code and by the handler    */
+/* ================================================================== */
+
+/* uintr__process_notification(r).  LAST: the caller uses r no more after it. */
+inline process_notification(LV, LAST)
+{
+	/* uintr__process_notification: if (atomic_load(&r->upid->status) & UINTR__UPID_ON) */
+	if
+	:: (status & ON) != 0 ->
+		/* uintr__process_notification: atomic_fetch_and(&r->upid->status, ~UINTR__UPID_ON) */
+		status = status & ~ON
+	:: (status & ON) == 0
+	fi;
+	/* uintr__process_notification: pending = atomic_exchange(&r->upid->pir, 0)
+	 *   & atomic_load(&r->vector_mask) -- every vector has a live fd in this
+	 *   model (no fd release): the mask is all ones, its load is folded in. */
+	if
+	:: atomic { pir == 0 -> if :: LAST -> UNHOLD(LV) :: else -> skip fi }
+	:: atomic { pir != 0 -> pend = pir; pir = 0 }
+		/* uintr__process_notification: if (pending) atomic_fetch_or(&r->info->uirr, pending) */
+		atomic { uirr = uirr | pend; pend = 0; if :: LAST -> UNHOLD(LV) :: else -> skip fi }
+	fi
+}
+
+/* uintr__deliver(frame), called by uintr__deliver_here or the handler. */
+inline deliver(LV)
+{
+	/* uintr__deliver: r = uintr__enter();  (busy++ and the load of
+	 * uintr__self.receiver: both thread-private, one step) */
+	if
+	:: atomic { reg == 0 -> ENTER }
+	:: atomic { reg != 0 -> ENTER; NOT_FREED; HOLD(LV) } ->
+		do
+		:: /* uintr__deliver: while (r && atomic_exchange(&uintr__self.uif, 0)) { */
+			if
+			:: atomic { uif == 0 -> skip } ; break
+			:: atomic { uif != 0 -> uif = 0 } ->
+				/* uintr__deliver: if (uintr__self.receiver != r) { uif = 1; break; }
+				 * (one registration in the model: receiver == r  <=>  reg) */
+				if
+				:: atomic { reg == 0 -> uif = 1 } ; break
+				:: reg != 0
+				fi;
+				/* uintr__deliver: uirr = atomic_load(&r->info->uirr); */
+				if
+				:: uirr == 0 ->
+					/* uintr__deliver: if (!uirr) { atomic_store(&uintr__self.uif, 1); */
+					uif = 1;
+					/* uintr__deliver: if (!atomic_load(&r->info->uirr)) break; continue; } */
+					if
+					:: uirr == 0 -> break
+					:: uirr != 0
+					fi
+				:: atomic { uirr != 0 -> u = uirr;
+					/* uintr__deliver: vector = 63u - __builtin_clzll(uirr); */
+					if
+					:: (u & 4) != 0 -> vec = 2
+					:: (u & 4) == 0 && (u & 2) != 0 -> vec = 1
+					:: (u & 6) == 0 -> vec = 0
+					fi;
+					/* highest vector first: vec is in the loaded UIRR, nothing above it */
+					assert((u & (1 << vec)) != 0 && (u >> (vec + 1)) == 0); u = 0 }
+					/* uintr__deliver: atomic_fetch_and(&r->info->uirr, ~bit);
+					 * The ghost delivery rides on it: the user's handler runs
+					 * from here to the UIRET store below. */
+					atomic {
+						NOT_FREED;
+						/* the bit is still pending: no recognized bit is delivered twice */
+						assert((uirr & (1 << vec)) != 0);
+						uirr = uirr & ~(1 << vec);
+						assert(!unreg);       /* no delivery after unregister */
+						DCOUNT(vec);          /* deliveries of a vector <= its posts */
+						SINCE_DELIV(vec)
+					}
+#ifndef OLD
+					/* uintr__deliver: uintr__count_delivery(&r->info->delivered):
+					 * a relaxed load, then a relaxed store of the value + 1 */
+					cnt = ndel;
+					atomic { ndel = cnt + 1; cnt = 0 }
+#endif
+					/* uintr__deliver: r->handler(frame, vector); */
+#ifdef HANDLER_UNREG
+					if
+					:: skip
+					:: atomic { reg != 0 && !hu_done -> hu_done = 1 } ;
+						/* the user's handler: uintr_unregister_handler(0) */
+						unregister_handler()
+					fi;
+#endif
+					/* uintr__deliver: atomic_store(&uintr__self.uif, 1);  -- UIRET */
+					atomic { uif = 1; vec = 0 }
+				fi
+			fi
+		od;
+		UNHOLD(LV)
+	fi;
+	/* uintr__deliver: uintr__leave(); */
+	LEAVE
+}
+
+/* uintr_unregister_handler(0) / uintr__receiver_exit: block, detach, restore. */
+inline unregister_handler()
+{
+	/* uintr_unregister_handler: uintr__block_signal(&old) */
+	sigblocked = 1;
+	/* uintr__receiver_detach: atomic_fetch_or(&r->upid->status, UINTR__UPID_SN | UINTR__UPID_DEAD) */
+	atomic { status = status | SN | DEAD; unreg = 1 }
+	/* uintr__receiver_detach: atomic_store(&r->info->active, 0) */
+	ractive = 0;
+	/* uintr__receiver_detach: atomic_store(&r->info->uirr, 0)  -- recognized interrupts discarded */
+	uirr = 0;
+	/* (vector ends, receiver list, statistics: not modelled)
+	 * uintr__receiver_detach: uintr__self.receiver = NULL */
+	reg = 0;
+#ifdef HANDLER_UNREG
+	/* uintr__receiver_detach: if (uintr__self.busy) retire r (onto
+	 *   uintr__self.retired); else uintr__receiver_free(r); */
+	if
+#ifndef NO_RETIRE
+	:: atomic { busy > 0 -> retired = 1 }
+	:: atomic { busy == 0 -> FREE }
+#else
+	:: atomic { FREE }   /* the code before e638679 (outside uintr__deliver) */
+#endif
+	fi;
+#endif
+	/* uintr_unregister_handler: uintr__restore_signal(&old) */
+	sigblocked = 0
+}
+
+/* ================================================================== */
+/* The library's signal handler, one proctype per nesting level        */
+/* ================================================================== */
+
+inline signal_handler(LV)
+{
+	skip;   /* (spin 6.5.2 misplaces an end label that opens an inline) */
+end_idle:
+	do
+	:: /* the kernel delivers a queued notification signal to the thread, on
+	    * top of whatever it runs (SA_NODEFER: on top of this handler too) */
+		d_step { ctx + 1 == LV && sigpend > 0 && !sigblocked && !gone ->
+			sigpend--; ctx = LV; ENTER;
+			if :: fsleep -> fsleep = 0; fintr = 1 :: else -> skip fi }
+		/* uintr__signal_handler: uintr__enter(); (in the step above) */
+		/* uintr__signal_handler: SI_QUEUE and our token tag: uintr__notification(si, uc)
+		 * uintr__notification: r = uintr__self.receiver; if (!r) { spurious; return; } */
+		if
+		:: reg == 0
+		:: atomic { reg != 0 -> HOLD(LV) } ->
+			/* uintr__notification: if (r->token != token) -- one registration: never */
+#ifdef COUNTERS
+#ifdef OLD
+			/* uintr__notification: uintr__count(&r->info->notifications):
+			 * a relaxed load, then a relaxed store of the value + 1 */
+			atomic { cnt = nnotif; nnotif_true++ }
+			atomic { nnotif = cnt + 1; cnt = 0 }
+#else
+			/* uintr__notification: uintr__count_notification(&r->info->notifications):
+			 * atomic_fetch_add_explicit(c, 1, relaxed) */
+			atomic { nnotif++; nnotif_true++ }
+#endif
+#endif
+#ifndef OLD
+			/* uintr__notification: if (atomic_load(&uintr__self.blocking)) return; */
+			if
+			:: atomic { blocking -> UNHOLD(LV) }
+			:: atomic { !blocking -> skip } ->
+#endif
+			/* uintr__notification: uintr__process_notification(r) */
+			process_notification(LV, 0);
+			/* uintr__notification: if (!atomic_load(&uintr__self.uif) || */
+			if
+			:: atomic { uif == 0 -> UNHOLD(LV) }
+			:: uif != 0 ->
+				/* uintr__notification:     !atomic_load(&r->info->uirr)) return; */
+				if
+				:: atomic { uirr == 0 -> UNHOLD(LV) }
+				:: atomic { uirr != 0 -> UNHOLD(LV) } ->
+					/* uintr__notification: (r->deliver_context: NULL, compat only)
+					 * uintr__arch_frame_read(uc, &frame); uintr__deliver(&frame);
+					 * uintr__arch_frame_write(uc, &frame) */
+					deliver(LV)
+				fi
+			fi
+#ifndef OLD
+			fi
+#endif
+		fi;
+		/* uintr__signal_handler: uintr__leave(); */
+		LEAVE;
+		/* uintr__signal_handler returns; rt_sigreturn resumes the interrupted code */
+		atomic {
+#ifdef HANDLER_UNREG
+			/* the interrupted frame must not go on using a freed receiver */
+			assert(!(freed && holds[LV - 1] > 0));
+#endif
+			ctx = LV - 1
+		}
+	od
+}
+
+proctype Handler1() provided (ctx <= 1)
+{
+	FRAME_LOCALS;
+	signal_handler(1)
+}
+
+#if MAXNEST >= 2
+proctype Handler2()   /* the innermost level: nothing nests on it */
+{
+	FRAME_LOCALS;
+	signal_handler(2)
+}
+#endif
+
+/* ================================================================== */
+/* The receiver thread's own code                                      */
+/* ================================================================== */
+
+/* s = uintr__set_status(upid, MASK, VAL).  ARM: ghost.  KEEP: the caller
+ * uses the result (else s stays 0). */
+inline set_status(MASK, VAL, ARM, KEEP)
+{
+	/* uintr__set_status: s = atomic_load(&upid->status) */
+	ss = status;
+	do
+	:: /* uintr__set_status: do { if (s & UINTR__UPID_DEAD) return s; */
+		atomic { (ss & DEAD) != 0 -> if :: KEEP -> s = ss :: !KEEP -> skip fi; ss = 0 }
+		break
+	:: /* uintr__set_status: n = (s & ~mask) | value;
+	    *   } while (!atomic_compare_exchange_weak(&upid->status, &s, n)); return n; */
+		atomic { (ss & DEAD) == 0 && status == ss -> status = (ss & ~(MASK)) | (VAL);
+			if :: KEEP -> s = status :: !KEEP -> skip fi; ss = 0; ARMED(ARM) }
+		break
+	:: atomic { (ss & DEAD) == 0 && status != ss -> ss = status }
+	od
+}
+
+/* uintr__futex_wait(&upid->status, s) */
+inline futex_wait()
+{
+	do
+	:: /* FUTEX_WAIT: compares the word with s and queues the thread, atomically */
+		if
+		:: atomic { status != s -> skip } ; break   /* -EAGAIN */
+		:: atomic { status == s -> fsleep = 1 }
+			/* asleep until FUTEX_WAKE, or a signal (its delivery dequeues the thread) */
+end_fw:			(fsleep == 0);
+			if
+			:: fintr -> fintr = 0   /* -ERESTARTSYS, SA_RESTART: re-issued with the same value */
+			:: !fintr -> break      /* woken: returns 0 */
+			fi
+		fi
+	od
+}
+
+/* posted = uintr__spin_for_post(r) */
+inline spin_for_post()
+{
+	/* uintr__spin_for_post: if (!r->wait_spin_ns) return 0; */
+	if
+	:: spinns == 0 -> posted = 0
+	:: spinns != 0 ->
+		/* uintr__spin_for_post: if (!r->polling)
+		 *   uintr__set_status(r->upid, UINTR__UPID_SN, UINTR__UPID_SN); */
+		if
+#ifdef OLD
+		:: polling == 0 -> atomic { status = status | SN; ARMED(1) }
+#else
+		:: polling == 0 -> set_status(SN, SN, 1, 0)
+#endif
+		:: atomic { polling != 0 -> ARMED(1) }
+		fi;
+		/* uintr__spin_for_post: while (!uintr__wait_is_over(r)) { cpu_relax; deadline }
+		 * uintr__wait_is_over: uintr__anything_posted(r) || uintr__delivered_since_wait(r)
+		 * uintr__anything_posted: atomic_load_explicit(&r->upid->pir, relaxed) ||
+		 *                         atomic_load_explicit(&r->info->uirr, relaxed)
+		 * uintr__delivered_since_wait: atomic_load_explicit(&r->info->delivered,
+		 *                         relaxed) != r->wait_mark          (not in OLD) */
+		do
+		:: atomic { pir != 0 -> k = 0 } ; break
+		:: pir == 0 ->
+#ifdef OLD
+			if
+			:: atomic { uirr != 0 -> k = 0 } ; break
+			:: atomic { uirr == 0 && k < SPIN_ITERS -> k++ }   /* before the deadline */
+			:: atomic { uirr == 0 -> k = 0 } ; break          /* now >= deadline */
+			fi
+#else
+			if
+			:: atomic { uirr != 0 -> k = 0 } ; break
+			:: uirr == 0 ->
+				if
+				:: atomic { ndel != wmark -> k = 0 } ; break
+				:: atomic { ndel == wmark && k < SPIN_ITERS -> k++ }   /* before the deadline */
+				:: atomic { ndel == wmark -> k = 0 } ; break          /* now >= deadline */
+				fi
+			fi
+#endif
+		od;
+		/* uintr__spin_for_post: if (!r->polling) uintr__set_status(r->upid, UINTR__UPID_SN, 0); */
+		if
+#ifdef OLD
+		:: polling == 0 -> status = status & ~SN
+#else
+		:: polling == 0 -> set_status(SN, 0, 0, 0)
+#endif
+		:: polling != 0
+		fi;
+		/* uintr__spin_for_post: return uintr__wait_is_over(r); */
+		if
+		:: atomic { pir != 0 -> posted = 1 }
+		:: pir == 0 ->
+			if
+			:: atomic { uirr != 0 -> posted = 1 }
+#ifdef OLD
+			:: atomic { uirr == 0 -> posted = 0 }
+#else
+			:: uirr == 0 ->
+				if
+				:: atomic { ndel != wmark -> posted = 1 }
+				:: atomic { ndel == wmark -> posted = 0 }
+				fi
+#endif
+			fi
+		fi
+	fi
+}
+
+/* uintr__block_until_notified(r) */
+inline block_until_notified()
+{
+#ifndef OLD
+	/* uintr__block_until_notified: atomic_store(&uintr__self.blocking, 1); */
+	blocking = 1;
+#endif
+	/* uintr__block_until_notified: s = uintr__set_status(upid, NV_MASK | SN, NV(BLOCKED)); */
+	set_status(NVB | SN, NVB, 1, 1);
+	do
+	:: /* uintr__block_until_notified: while (!(s & (UINTR__UPID_ON | UINTR__UPID_DEAD)) &&
+	    *                                     !uintr__wait_is_over(r)) { */
+		if
+		:: (s & (ON | DEAD)) != 0 -> break
+		:: atomic { (s & (ON | DEAD)) == 0 && pir != 0 -> skip } ; break
+		:: atomic { (s & (ON | DEAD)) == 0 && pir == 0 -> skip } ->
+			if
+			:: atomic { uirr != 0 -> skip } ; break
+#ifdef OLD
+			:: atomic { uirr == 0 -> skip } ->
+#else
+			:: uirr == 0 ->
+				if
+				:: atomic { ndel != wmark -> skip } ; break
+				:: atomic { ndel == wmark -> skip }
+				fi;
+#endif
+				/* uintr__block_until_notified: uintr__futex_wait(&upid->status, s); */
+				futex_wait();
+				/* uintr__block_until_notified: s = atomic_load(&upid->status); } */
+				s = status
+			fi
+		fi
+	od;
+	/* uintr__block_until_notified: uintr__set_status(upid, NV_MASK | SN,
+	 *     NV(RUNNING) | uintr__sn(r));  -- uintr__sn: r->polling ? SN : 0 */
+	set_status(NVB | SN, (polling -> SN : 0), 0, 0);
+	s = 0;
+#ifndef OLD
+	/* uintr__block_until_notified: atomic_store(&uintr__self.blocking, 0); */
+	blocking = 0
+#else
+	skip
+#endif
+}
+
+/* the body of uintr_wait's loop */
+inline wait_round()
+{
+	/* uintr_wait: if (!uintr__spin_for_post(r)) uintr__block_until_notified(r); */
+	spin_for_post();
+	if
+	:: posted == 0 -> block_until_notified()
+	:: posted != 0
+	fi;
+#ifndef OLD
+	/* uintr_wait: if (uintr__self.receiver != r) break;  -- a handler unregistered it */
+	if
+	:: atomic { reg == 0 -> WDONE } ; goto wait_gone
+	:: reg != 0
+	fi;
+#endif
+	/* uintr_wait: uintr__process_notification(r); */
+	process_notification(0, 0)
+}
+
+inline uintr_wait()
+{
+	/* uintr_wait: r = uintr__enter(); if (!r) { uintr__leave(); return EOPNOTSUPP; } */
+	atomic { CHK; ENTER };
+	if
+	:: reg == 0
+	:: atomic { reg != 0 -> qe = (done == NS); HOLD(0) } ->
+		do
+#ifdef OLD
+		:: /* uintr_wait: for (;;) { */
+			qd = qe;
+			wait_round();
+			/* uintr_wait: if (atomic_load(&r->uirr)) break; } */
+			if
+			:: atomic { uirr != 0 -> WDONE; UNHOLD(0) } ; break
+			:: uirr == 0
+			fi
+#else
+		:: /* uintr_wait: while (!uintr__delivered_since_wait(r)) { */
+			atomic { ndel != wmark -> WDONE } ; break
+		:: atomic { ndel == wmark -> qd = qe } ->
+			wait_round();
+			/* uintr_wait: if (atomic_load(&r->info->uirr)) break; } */
+			if
+			:: atomic { uirr != 0 -> WDONE } ; break
+			:: uirr == 0
+			fi
+#endif
+		od;
+wait_gone:
+		qe = 0;
+		/* uintr_wait: if (atomic_load(&uintr__self.uif)) uintr__deliver_here(...); */
+		if
+		:: uif != 0 -> deliver(0)
+		:: uif == 0
+		fi;
+#ifndef OLD
+		/* uintr_wait: r->wait_mark = atomic_load_explicit(&r->info->delivered, relaxed); */
+		atomic { NOT_FREED; wmark = ndel; UNHOLD(0) }
+#endif
+	fi;
+	/* uintr_wait: uintr__leave(); return -1 (EINTR) */
+	LEAVE
+}
+
+inline poll_rest()
+{
+	/* uintr_poll: uintr__process_notification(r); */
+	process_notification(0, 1);
+	/* uintr_poll: if (!atomic_load(&uintr__self.uif)) return 0; */
+	if
+	:: uif == 0
+	:: uif != 0 -> /* uintr_poll: return uintr__deliver_here(...); */ deliver(0)
+	fi
+}
+
+/* uintr_poll(); TOP: called from the program (not from uintr_set_polling) */
+inline uintr_poll(TOP)
+{
+	/* uintr_poll: r = uintr__enter(); if (!r) { uintr__leave(); return EOPNOTSUPP; } */
+	atomic { if :: TOP -> CHK :: !TOP -> skip fi; ENTER };
+	if
+	:: reg == 0
+	:: atomic { reg != 0 -> qd = (done == NS); HOLD(0) } ->
+		/* uintr_poll: if (uintr__anything_posted(r)) { */
+		if
+		:: pir != 0 -> poll_rest()
+		:: pir == 0 ->
+			if
+			:: uirr != 0 -> poll_rest()
+			:: atomic { uirr == 0 -> UNHOLD(0) }
+			fi
+		fi
+	fi;
+	/* uintr_poll: uintr__leave(); */
+	LEAVE
+}
+
+inline uintr_stui(TOP)
+{
+	/* uintr_stui: r = uintr__enter(); */
+	atomic { if :: TOP -> CHK :: !TOP -> skip fi; ENTER; rr = reg; if :: rr -> HOLD(0) :: else -> skip fi }
+	/* uintr_stui: atomic_store(&uintr__self.uif, 1); */
+	uif = 1;
+	/* uintr_stui: if (r && atomic_load(&r->info->uirr)) uintr__deliver_here(...); */
+	if
+	:: atomic { rr && uirr != 0 -> NOT_FREED; UNHOLD(0); rr = 0 } ; deliver(0)
+	:: atomic { !(rr && uirr != 0) -> if :: rr -> NOT_FREED; UNHOLD(0) :: else -> skip fi; rr = 0 }
+	fi;
+	/* uintr_stui: uintr__leave(); */
+	LEAVE
+}
+
+inline uintr_set_polling_on()
+{
+	/* uintr_set_polling: r = uintr__enter(); if (!r) { uintr__leave(); return EOPNOTSUPP; } */
+	atomic { CHK; ENTER };
+	if
+	:: reg == 0
+	:: atomic { reg != 0 -> HOLD(0) } ->
+		/* uintr_set_polling: r->polling = on != 0; */
+		polling = 1;
+		/* uintr_set_polling: if (r->polling) uintr__set_status(r->upid, SN, SN); */
+		set_status(SN, SN, 0, 0);
+		RELEASE_R(0)
+	fi;
+	/* uintr_set_polling: uintr__leave(); */
+	LEAVE
+}
+
+inline uintr_set_polling_off()
+{
+	/* uintr_set_polling: r = uintr__enter(); if (!r) { uintr__leave(); return EOPNOTSUPP; } */
+	atomic { CHK; ENTER };
+	if
+	:: reg == 0
+	:: atomic { reg != 0 -> HOLD(0) } ->
+		/* uintr_set_polling: r->polling = on != 0; */
+		polling = 0;
+		/* uintr_set_polling: else { uintr__set_status(r->upid, SN, 0); */
+		set_status(SN, 0, 0, 0);
+		RELEASE_R(0)
+		/* uintr_set_polling: uintr_poll(); } */
+		uintr_poll(0)
+	fi;
+	/* uintr_set_polling: uintr__leave(); */
+	LEAVE
+}
+
+#ifdef PROMPT_SIGNALS
+/* a queued signal is delivered before the thread's own code makes another step */
+proctype Receiver() provided (ctx == 0 && (sigpend == 0 || sigblocked || gone))
+#else
+proctype Receiver() provided (ctx == 0)
+#endif
+{
+	FRAME_LOCALS;
+	byte s, ss, k;
+	bit rr, posted, qd, qe;
+	bit polling = 0;                  /* r->polling */
+	bit spinns = (WAIT_SPIN != 0);    /* r->wait_spin_ns != 0 (the default is 30 us) */
+	byte wmark = 0;                   /* r->wait_mark */
+
+end_top:
+	do
+#if ACTS & 1
+	:: uintr_stui(1)
+	:: /* uintr_clui: atomic_store(&uintr__self.uif, 0); */
+		atomic { CHK; uif = 0 }
+#endif
+#if ACTS & 2
+	:: uintr_poll(1)
+#endif
+#if ACTS & 4
+	:: polling == 0 -> uintr_set_polling_on()
+	:: polling != 0 -> uintr_set_polling_off()
+#endif
+#if WAIT_SPIN == 2 && (ACTS & 8)
+	:: /* uintr_set_wait_spin(0) or (30000): r->wait_spin_ns = ns; */
+		atomic { CHK; spinns = 1 - spinns }
+#endif
+#if ACTS & 8
+	:: uintr_wait()
+#endif
+#if ACTS & 16
+	:: atomic { reg != 0 -> CHK } ; goto unregistered
+#endif
+	:: atomic { done == NS -> CHK } ; goto quiescent
+	od;
+
+unregistered:
+	/* uintr_unregister_handler(0), or thread exit (uintr__receiver_exit: the same steps) */
+	unregister_handler();
+	if
+	:: atomic { gone = 1; sigpend = 0 }   /* the thread exits: its queued signals die with it */
+	:: skip                               /* it lives on: late signals find no receiver */
+	fi;
+	goto stop;
+
+quiescent:
+	/* Every sender has finished (joined).  Leave polling mode, enable
+	 * delivery; then either poll (everything posted must have been
+	 * delivered) or just go on running with UIF = 1 (the Monitor checks
+	 * that the handler delivers everything). */
+	if
+	:: polling != 0 -> uintr_set_polling_off()
+	:: polling == 0
+	fi;
+	uintr_stui(0);
+	if
+	:: uintr_poll(0);
+		atomic { assert(reg == 0 || (pir == 0 && uirr == 0 && ALL_SEEN)) }
+	:: skip
+	fi;
+stop:
+	skip
+}
+
+/* ================================================================== */
+/* End-state checks                                                    */
+/* ================================================================== */
+
+/* When nothing can move any more (every sender done, no signal deliverable,
+ * the receiver finished or asleep in uintr_wait's futex): */
+active proctype Monitor()
+{
+	timeout ->
+	atomic {
+		if
+		:: reg && !gone ->
+			/* uintr_wait never sleeps for good with something posted or recognized */
+			assert(!(fsleep && (pir != 0 || uirr != 0)));
+#ifndef NO_STRICT
+			/* ... nor after a post made while it was waiting */
+			assert(!(fsleep && w_owed));
+#endif
+			/* no notification outstanding that nobody will process */
+			assert((status & ON) == 0);
+			/* no post left in PIR while notifications are enabled */
+			assert((status & SN) != 0 || pir == 0 || !PIR_MUST_DRAIN);
+			/* nothing recognized left undelivered while UIF = 1 */
+			assert(!uif || uirr == 0)
+		:: else ->
+			/* a receiver unregistered under uintr_wait does not sleep in it */
+			assert(!fsleep)
+		fi;
+#ifdef COUNTERS
+		assert(nnotif == nnotif_true);
+#endif
+		skip
+	}
+}
+
+init
+{
+	atomic {
+		run Receiver();
+		run Handler1();
+#if MAXNEST >= 2
+		run Handler2();
+#endif
+		run Sender(S0A, S0B);
+#if NS >= 2
+		run Sender(S1A, S1B);
+#endif
+#if NS >= 3
+		run Sender(S2A, S2B);
+#endif
+	}
+}
+
+/* Liveness, for the acceptance runs (./pan -a -f -N name). */
+#ifndef NO_STRICT
+/* a post made while uintr_wait waits makes it return */
+ltl wait_returns { [] (w_owed -> <> !w_owed) }
+#endif
+/* uintr_wait does not stay asleep with something posted or recognized */
+ltl wakes { [] ((reg && fsleep && (pir != 0 || uirr != 0)) -> <> !fsleep) }
+/* a post in PIR while notifications are on is eventually drained */
+ltl pir_drained { [] ((reg && pir != 0 && (status & SN) == 0) -> <> (!reg || pir == 0 || (status & SN) != 0)) }
+/* a recognized interrupt is eventually delivered while UIF stays 1 */
+ltl uif_delivers { [] ((reg && uif && uirr != 0) -> <> (!reg || !uif || uirr == 0)) }
