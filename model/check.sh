@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # Model-check uintr.pml with spin: see README.md.
 #
 #   ./check.sh              what CI runs (group "ci", about 10 minutes)
@@ -11,7 +11,7 @@
 # One summary line per configuration.  Exit status 0 only if every search
 # was complete and found no error -- except the old-* configurations,
 # which model code with known bugs: they must find an error (a model that
-# stops finding them has lost its teeth).  Environment: MEMLIM (MB, default 12000),
+# stops finding them has lost its teeth).  Environment: JOBS (searches at once, default 2), MEMLIM (MB per search, default 10000),
 # PANFLAGS (extra ./pan flags, e.g. -c0 to go on past errors),
 # WORK (directory for the runs, default a fresh one under /tmp; a failing
 # run leaves its trail there), KEEP=1 keeps WORK even if all passed.
@@ -19,7 +19,8 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 model=$here/uintr.pml
-memlim=${MEMLIM:-12000}
+memlim=${MEMLIM:-10000}
+jobs=${JOBS:-2}
 work=${WORK:-$(mktemp -d /tmp/uintr-model.XXXXXX)}
 mkdir -p "$work" || exit 2
 
@@ -36,7 +37,9 @@ ns3|safety|-DNS=3 -DPOSTS=1|3 senders x 1 post, every receiver call
 uaf|safety|-DNS=1 -DHANDLER_UNREG|user handler unregisters: no use of a freed receiver, never notified after
 uaf2|safety|-DNS=2 -DPOSTS=1 -DHANDLER_UNREG -DMAXNEST=2|as uaf, 2 senders, handler depth 2
 counters|safety|-DMAXNEST=2 -DACTS=3 -DCOUNTERS|notification counter under nested handlers
-sigq|safety|-DNS=2 -DPOSTS=1 -DACTS=1 -DSIGQ_FULL|signal queue full once: a post after the give-back is not lost
+sigq|safety|-DNS=2 -DPOSTS=1 -DACTS=1 -DSIGQ_FULL|signal queue full once: a post after the failure is not lost
+kill|safety|-DKILL -DNS=2 -DPOSTS=1|one sender killed at any step: no ON left without a notification, later posts notified
+kill-wait|safety|-DKILL -DNS=1 -DACTS=9 -DMAXNEST=2|one sender x 2 posts killed, stui/clui/uintr_wait, handler depth 2
 ltl-wait|ltl:wait_returns|-DACTS=9|LTL: a post made while uintr_wait waits makes it return
 ltl-wakes|ltl:wakes|-DACTS=9|LTL: uintr_wait never stays asleep with PIR/UIRR set
 ltl-pir|ltl:pir_drained|-DACTS=9|LTL: PIR is drained while notifications are on
@@ -47,16 +50,17 @@ old-ltl-wait|ltl:wait_returns|-DOLD -DACTS=9|the code of da70323: as ltl-wait
 old-ltl-wakes|ltl:wakes|-DOLD -DACTS=9|the code of da70323: as ltl-wakes
 old-uaf|safety|-DNS=1 -DHANDLER_UNREG -DNO_RETIRE|ffb705b: unregister from a handler frees r under stui/poll/wait
 old-counters|safety|-DOLD -DMAXNEST=2 -DACTS=3 -DCOUNTERS|ffb705b: notification counter by load + store
-old-sigq|safety|-DNS=2 -DPOSTS=1 -DACTS=1 -DSIGQ_FULL -DOLD_FASTPATH|ffb705b: fast path strands a post after a give-back
+old-sigq|safety|-DNS=2 -DPOSTS=1 -DACTS=1 -DSIGQ_FULL -DOLD_FASTPATH -DOLD_NOTIFY|ffb705b: fast path strands a post after a give-back
+old-kill|safety|-DKILL -DNS=2 -DPOSTS=1 -DOLD_NOTIFY|ffb705b: a sender killed between CAS ON and its signal leaves ON set
 since|safety|-DACTS=3 -DSTRICT_SINCE|(fails by design) the literal "post since the last delivery"
 q-mix|safety|-DNS=1|quick: 1 sender, every call
 q-nest|safety|-DNS=1 -DMAXNEST=2|quick: 1 sender, handler depth 2
 q-old|safety|-DNS=1 -DOLD|quick: 1 sender, the code of da70323
 '
 
-group_lib='mix nest nestwait nvec3 ns3 uaf uaf2 counters sigq ltl-wait ltl-wakes ltl-pir ltl-uif'
-group_old='old-mix old-nostrict old-ltl-wait old-ltl-wakes old-uaf old-counters old-sigq q-old'
-group_ci='CI_GROUP_PLACEHOLDER'
+group_lib='mix nest nestwait nvec3 ns3 uaf uaf2 counters sigq kill kill-wait ltl-wait ltl-wakes ltl-pir ltl-uif'
+group_old='old-mix old-nostrict old-ltl-wait old-ltl-wakes old-uaf old-counters old-sigq old-kill q-old'
+group_ci='mix kill uaf2 counters sigq kill-wait old-mix old-ltl-wait old-uaf old-counters old-sigq old-kill'
 group_quick='q-mix q-nest q-old'
 
 lookup() {
@@ -78,13 +82,15 @@ all) set -- $group_lib $group_old ;;
 quick) set -- $group_quick ;;
 esac
 
-status=0
-for name in "$@"; do
+# Check one configuration; prints its summary line(s); returns 0 if it
+# came out as expected, 1 if not, 2 if it could not run.
+check_one() {
+	name=$1
+	st=0
 	line=$(lookup "$name")
 	if [ -z "$line" ]; then
 		echo "check.sh: unknown configuration '$name' (./check.sh list)" >&2
-		status=2
-		continue
+		return 2
 	fi
 	kind=$(printf '%s' "$line" | cut -d'|' -f2)
 	defs=$(printf '%s' "$line" | cut -d'|' -f3)
@@ -105,7 +111,7 @@ for name in "$@"; do
 			./pan -a -f -A -m100000 -w26 ${PANFLAGS:-} -N "${kind#ltl:}" >pan.out 2>&1 ;;
 		esac
 		exit 0
-	) || { echo "$name: spin or gcc failed (see $dir)"; status=2; continue; }
+	) || { echo "$name: spin or gcc failed (see $dir)"; return 2; }
 
 	out=$dir/pan.out
 	errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$out" | tail -n 1)
@@ -124,18 +130,18 @@ for name in "$@"; do
 	fi
 	if [ -z "$errors" ]; then
 		result=ERROR
-		status=1
+		st=1
 	elif [ "$errors" != 0 ]; then
 		result=FAIL
-		[ $expect = FAIL ] || status=1
+		[ $expect = FAIL ] || st=1
 	elif [ $incomplete = 1 ] || grep -q 'Search not completed' "$out"; then
 		result=INCOMPLETE
-		status=1
+		st=1
 	elif [ $expect = FAIL ]; then
 		result="PASS(expected FAIL)"
-		status=1
+		st=1
 	fi
-	[ $expect = FAIL ] && [ $result = FAIL ] && result="FAIL(expected)"
+	[ $expect = FAIL ] && [ "$result" = FAIL ] && result="FAIL(expected)"
 	printf '%-13s %-16s states=%s transitions=%s depth=%s errors=%s time=%ss mem=%sMB\n' \
 		"$name" "$result" "${states:-?}" "${trans:-?}" "${depth:-?}" "${errors:-?}" \
 		"${secs:-?}" "${mem:-?}"
@@ -146,7 +152,28 @@ for name in "$@"; do
 	fi
 	[ "$result" = PASS ] && rm -f "$dir/pan" "$dir/pan.c" "$dir/pan.h" "$dir/pan.b" \
 		"$dir/pan.m" "$dir/pan.p" "$dir/pan.t"
+	return $st
+}
+
+# Run the configurations, JOBS at a time; print in the order given.
+status=0
+running=0
+for name in "$@"; do
+	mkdir -p "$work/.out"
+	( check_one "$name" >"$work/.out/$name" 2>&1; echo $? >"$work/.out/$name.rc" ) &
+	running=$((running + 1))
+	if [ $running -ge "$jobs" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
 done
+wait
+for name in "$@"; do
+	cat "$work/.out/$name"
+	rc=$(cat "$work/.out/$name.rc" 2>/dev/null || echo 2)
+	[ "$rc" -gt "$status" ] && status=$rc
+done
+rm -rf "$work/.out"
 
 if [ $status = 0 ] && [ -z "${WORK:-}" ] && [ -z "${KEEP:-}" ]; then
 	rm -rf "$work"

@@ -72,7 +72,12 @@
  *                  unregistered under uintr_wait is never notified again
  *   COUNTERS       model uintr__count_notification(&r->info->notifications)
  *   SIGQ_FULL      the signal queue may stay full for one notification
- *                  (uintr__notify_running gives ON back)
+ *                  (uintr__notify_running gives up: ON is not set)
+ *   KILL           one sender may be killed (SIGKILL) between any two of
+ *                  its steps; uintr_wait's futex sleep then also rechecks
+ *                  (UINTR__WAIT_RECHECK_NS)
+ *   OLD_NOTIFY     ffb705b's notification order: CAS ON, then signal (and
+ *                  give ON back when the signal queue stays full)
  */
 
 #ifndef NS
@@ -214,19 +219,40 @@ byte holds[MAXNEST + 1];  /* frame k: functions with uses of their cached r ahea
 byte nnotif = 0;          /* r->info->notifications (OLD: a relaxed load + store) */
 byte nnotif_true = 0;     /* ghost: notifications processed */
 #endif
-#ifdef SIGQ_FULL
-byte gaveback = 0;       /* signal queue full for one notification: 1 while its
-                           * sender retries, 2 once it has given ON back */
-bit  gb_owed = 0;         /* a post was made since the give-back: it must not be
-                           * left unnotified.  (Posts coalesced into the failing
-                           * notification while its sender retried stay in PIR
-                           * until the receiver's next poll/wait or the next
-                           * notification that gets through: documented.) */
-#define GB_POST gb_owed = gb_owed | (gaveback == 2)
-#define PIR_MUST_DRAIN gb_owed
+#if defined(SIGQ_FULL) || defined(KILL)
+byte nfail = 0;           /* a notification failed: 1 while its sender retries
+                           * (signal queue full), 2 once it has given up, or its
+                           * sender was killed (KILL) */
+bit  f_owed = 0;          /* a post was made since: it must not be left
+                           * unnotified.  (Posts made before, coalesced into the
+                           * failed notification, are recognized with the next
+                           * notification or at the receiver's next poll/wait:
+                           * documented.) */
+#define GB_POST f_owed = f_owed | (nfail == 2)
+#define PIR_MUST_DRAIN f_owed
 #else
 #define GB_POST skip
 #define PIR_MUST_DRAIN 1
+#endif
+#ifdef KILL
+bit  killed = 0;          /* a sender has been killed (at most one) */
+bit  killreq[NS];         /* SIGKILL sent to sender i (Killer) */
+#define RECHECK killed    /* the futex sleep's periodic recheck (wait.c), needed
+                           * only after a death; without one it is left out, so
+                           * that the protocol is checked without it */
+#else
+#define RECHECK 0
+#endif
+bit  stale[NS];           /* ghost of the EPOCH field: stale[i] is set when the
+                           * notification handler has run (bumped EPOCH) since
+                           * sender i loaded the status word (an unbounded
+                           * epoch: the 13-bit field's wrap is not modelled) */
+#if NS == 3
+#define BUMP_EPOCH stale[0] = 1; stale[1] = 1; stale[2] = 1
+#elif NS == 2
+#define BUMP_EPOCH stale[0] = 1; stale[1] = 1
+#else
+#define BUMP_EPOCH stale[0] = 1
 #endif
 
 /* A post is made (PIR bit set, by this post or an earlier one). */
@@ -257,26 +283,26 @@ inline post_rest(v)
 	/* uintr__post: atomic_fetch_or(&upid->pir, bit) */
 	atomic { pir = pir | (1 << v); POSTED(v) }
 	/* uintr__post: status = atomic_load(&upid->status);
-	 *              do { if (status & (ON | SN)) return; ... */
+	 *              for (;;) { if (status & (ON | SN)) return; */
 	if
 	:: atomic { (status & (ON | SN)) != 0 -> skip }
-	:: atomic { (status & (ON | SN)) == 0 -> s = status }
-		/* uintr__post: } while (!atomic_compare_exchange_weak(&upid->status, &status, status | ON)); */
+	:: atomic { (status & (ON | SN)) == 0 -> s = status; stale[me] = 0; NOTIFY_OK }
+#if defined(OLD) || defined(OLD_NOTIFY)
+		/* (ffb705b and before: CAS ON, then notify, whatever NV) */
 		do
 		:: atomic { status == s && (s & NVB) != 0 -> status = s | ON; NOTIFY_OK }
 			/* uintr__post: (status & NV_MASK) == NV(BLOCKED): uintr__futex_wake(&upid->status) */
 			atomic { if :: fsleep -> fsleep = 0 :: else -> skip fi; s = 0 }
 			break
 		:: atomic { status == s && (s & NVB) == 0 -> status = s | ON; NOTIFY_OK }
-			/* uintr__post: else uintr__notify_running(t):
-			 *   uintr__send_notification(t): the signal to the receiver thread */
+			/* uintr__post: else uintr__notify_running(t) */
 #ifdef SIGQ_FULL
 			if
 			:: atomic { if :: !gone -> sigpend++ :: else -> skip fi; s = 0 }
-			:: atomic { !gone && gaveback == 0 -> gaveback = 1 }
+			:: atomic { !gone && nfail == 0 -> nfail = 1 }
 				/* uintr__notify_running: EAGAIN 64 times (queue full):
 				 *   atomic_fetch_and(&t->upid->status, ~UINTR__UPID_ON) */
-				atomic { status = status & ~ON; s = 0; gaveback = 2 }
+				atomic { status = status & ~ON; s = 0; nfail = 2 }
 			fi;
 #else
 			atomic { if :: !gone -> sigpend++ :: else -> skip fi; s = 0 }
@@ -286,6 +312,42 @@ inline post_rest(v)
 			break
 		:: atomic { status != s && (status & (ON | SN)) == 0 -> s = status }   /* failed: retry */
 		od
+#else
+		do
+		:: (s & NVB) != 0 ->
+			/* uintr__post:   NV = BLOCKED:
+			 *   if (atomic_compare_exchange_weak(&upid->status, &status, status | ON)) { */
+			if
+			:: atomic { status == s -> status = s | ON; NOTIFY_OK }
+				/* uintr__post:     uintr__futex_wake(&upid->status); return; } */
+				atomic { if :: fsleep -> fsleep = 0 :: else -> skip fi; s = 0 }
+				break
+			:: atomic { status != s && (status & (ON | SN)) != 0 -> s = 0 }   /* failed; ON|SN: return */
+				break
+			:: atomic { status != s && (status & (ON | SN)) == 0 -> s = status; stale[me] = 0 }   /* retry */
+			fi
+		:: (s & NVB) == 0 ->
+			/* uintr__post:   NV = RUNNING: break out of the loop;
+			 *   if (uintr__notify_running(t) == 0) -- the signal first, */
+#ifdef SIGQ_FULL
+			if
+			:: atomic { if :: !gone -> sigpend++ :: else -> skip fi }
+#else
+			atomic { if :: !gone -> sigpend++ :: else -> skip fi };
+#endif
+			/* uintr__post:   then atomic_compare_exchange_strong(&upid->status, &status, status | ON);
+			 * (the word includes EPOCH: the CAS fails if the handler ran since the load) */
+			if
+			:: atomic { status == s && !stale[me] -> status = s | ON; s = 0 }
+			:: atomic { !(status == s && !stale[me]) -> s = 0 }
+			fi
+#ifdef SIGQ_FULL
+			:: atomic { !gone && nfail == 0 -> nfail = 2; s = 0 }   /* EAGAIN 64 times: no ON */
+			fi
+#endif
+			break
+		od
+#endif
 	fi
 }
 
@@ -313,22 +375,51 @@ inline post(v)
 	fi
 }
 
-proctype Sender(byte va; byte vb)
+proctype Sender(byte me; byte va; byte vb)
 {
 	byte s;
 
+#ifdef KILL
+	/* the sender may be killed (SIGKILL) between any two of its steps */
+	{
+		post(va);
+#if POSTS >= 2
+		post(vb);
+#endif
+	} unless atomic { killreq[me] -> nfail = 2; s = 0 };
+#else
 	post(va);
 #if POSTS >= 2
 	post(vb);
 #endif
+#endif
 	done++
 }
+
+#ifdef KILL
+/* SIGKILL to one sender, at any moment (or never): it dies before its
+ * next step (an atomic step of the model is one indivisible operation) */
+active proctype Killer()
+{
+	if
+	:: atomic { killed = 1; killreq[0] = 1 }
+#if NS >= 2
+	:: atomic { killed = 1; killreq[1] = 1 }
+#endif
+#if NS >= 3
+	:: atomic { killed = 1; killreq[2] = 1 }
+#endif
+	:: skip
+	fi
+}
+#endif
 
 /* ================================================================== */
 /* The receiver thread: code run by its own code and by the handler    */
 /* ================================================================== */
 
-/* uintr__process_notification(r).  LAST: the caller uses r no more after it. */
+/* uintr__process_notification(r) (the receiver's own code).  LAST: the
+ * caller uses r no more after it. */
 inline process_notification(LV, LAST)
 {
 	/* uintr__process_notification: if (atomic_load(&r->upid->status) & UINTR__UPID_ON) */
@@ -338,7 +429,13 @@ inline process_notification(LV, LAST)
 		status = status & ~ON
 	:: (status & ON) == 0
 	fi;
-	/* uintr__process_notification: pending = atomic_exchange(&r->upid->pir, 0)
+	recognize(LV, LAST)
+}
+
+/* uintr__recognize(r) */
+inline recognize(LV, LAST)
+{
+	/* uintr__recognize: pending = atomic_exchange(&r->upid->pir, 0)
 	 *   & atomic_load(&r->vector_mask) -- every vector has a live fd in this
 	 *   model (no fd release): the mask is all ones, its load is folded in. */
 	if
@@ -489,13 +586,28 @@ end_idle:
 #endif
 #endif
 #ifndef OLD
-			/* uintr__notification: if (atomic_load(&uintr__self.blocking)) return; */
+			/* uintr__notification: if (atomic_load(&uintr__self.blocking)) { */
 			if
-			:: atomic { blocking -> UNHOLD(LV) }
+			:: atomic { blocking -> skip } ->
+#ifndef OLD_NOTIFY
+				/* uintr__notification: uintr__notification_consumed(r, 0); return; }
+				 *   (a CAS loop bumping EPOCH: its successful attempt) */
+				atomic { BUMP_EPOCH; UNHOLD(LV) }
+#else
+				atomic { UNHOLD(LV) }
+#endif
 			:: atomic { !blocking -> skip } ->
 #endif
+#if defined(OLD) || defined(OLD_NOTIFY)
 			/* uintr__notification: uintr__process_notification(r) */
 			process_notification(LV, 0);
+#else
+			/* uintr__notification: uintr__notification_consumed(r, 1): ON := 0 and EPOCH++
+			 *   (a CAS loop: its successful attempt) */
+			atomic { status = status & ~ON; BUMP_EPOCH };
+			/* uintr__notification: uintr__recognize(r) */
+			recognize(LV, 0);
+#endif
 			/* uintr__notification: if (!atomic_load(&uintr__self.uif) || */
 			if
 			:: atomic { uif == 0 -> UNHOLD(LV) }
@@ -572,11 +684,15 @@ inline futex_wait()
 		if
 		:: atomic { status != s -> skip } ; break   /* -EAGAIN */
 		:: atomic { status == s -> fsleep = 1 }
-			/* asleep until FUTEX_WAKE, or a signal (its delivery dequeues the thread) */
-end_fw:			(fsleep == 0);
-			if
-			:: fintr -> fintr = 0   /* -ERESTARTSYS, SA_RESTART: re-issued with the same value */
-			:: !fintr -> break      /* woken: returns 0 */
+			/* asleep until FUTEX_WAKE, or a signal (its delivery dequeues the thread),
+			 * or (only with RECHECK) the timeout of UINTR__WAIT_RECHECK_NS */
+end_fw:			if
+			:: (fsleep == 0) ->
+				if
+				:: fintr -> fintr = 0   /* -ERESTARTSYS, SA_RESTART: re-issued with the same value */
+				:: !fintr -> break      /* woken: returns 0 */
+				fi
+			:: atomic { RECHECK && fsleep -> fsleep = 0 } ; break   /* -ETIMEDOUT */
 			fi
 		fi
 	od
@@ -962,12 +1078,12 @@ init
 #if MAXNEST >= 2
 		run Handler2();
 #endif
-		run Sender(S0A, S0B);
+		run Sender(0, S0A, S0B);
 #if NS >= 2
-		run Sender(S1A, S1B);
+		run Sender(1, S1A, S1B);
 #endif
 #if NS >= 3
-		run Sender(S2A, S2B);
+		run Sender(2, S2A, S2B);
 #endif
 	}
 }

@@ -12,22 +12,40 @@
 
 #include "uintr-int.h"
 
-/* Notification processing (5.2): ON := 0; UIRR |= xchg(PIR, 0).  Only
- * vectors with a live fd are recognized: a post for anything else (a
- * released vector, or a hostile process writing the shared page) is
- * dropped here rather than reaching the handler. */
+/* UIRR |= xchg(PIR, 0).  Only vectors with a live fd are recognized: a
+ * post for anything else (a released vector, or a hostile process writing
+ * the shared page) is dropped here rather than reaching the handler. */
+static uint64_t uintr__recognize(struct uintr__receiver *r)
+{
+	uint64_t pending = atomic_exchange(&r->upid->pir, 0) & atomic_load(&r->vector_mask);
+
+	if (pending)
+		atomic_fetch_or(&r->info->uirr, pending);
+	return pending;
+}
+
+/* Notification processing (5.2) by the receiver's own code (uintr_poll,
+ * uintr_wait): ON := 0; UIRR |= xchg(PIR, 0). */
 uint64_t uintr__process_notification(struct uintr__receiver *r)
 {
-	uint64_t pending;
-
 	/* Clearing an ON that is already clear would only bounce the line:
 	 * whoever sets ON also notifies, and that notification clears it. */
 	if (atomic_load(&r->upid->status) & UINTR__UPID_ON)
 		atomic_fetch_and(&r->upid->status, ~UINTR__UPID_ON);
-	pending = atomic_exchange(&r->upid->pir, 0) & atomic_load(&r->vector_mask);
-	if (pending)
-		atomic_fetch_or(&r->info->uirr, pending);
-	return pending;
+	return uintr__recognize(r);
+}
+
+/* The notification signal was consumed: bump EPOCH (a sender that sent it
+ * and has not set ON yet then never will, sender.c) and, if clear_on,
+ * clear ON in the same step. */
+static void uintr__notification_consumed(struct uintr__receiver *r, int clear_on)
+{
+	uint32_t s = atomic_load(&r->upid->status), n;
+
+	do
+		n = (s & ~(UINTR__UPID_EPOCH_MASK | (clear_on ? UINTR__UPID_ON : 0))) |
+		    ((s + (1u << UINTR__UPID_EPOCH_SHIFT)) & UINTR__UPID_EPOCH_MASK);
+	while (!atomic_compare_exchange_weak(&r->upid->status, &s, n));
 }
 
 /*
@@ -117,10 +135,14 @@ static void uintr__notification(siginfo_t *si, ucontext_t *uc)
 		return;
 	}
 	uintr__count_notification(&r->info->notifications);
-	/* Blocked in uintr_wait: the wait processes the post (wait.c). */
-	if (atomic_load(&uintr__self.blocking))
+	/* Blocked in uintr_wait: the wait processes the post (wait.c); ON
+	 * stays for its futex loop to see. */
+	if (atomic_load(&uintr__self.blocking)) {
+		uintr__notification_consumed(r, 0);
 		return;
-	uintr__process_notification(r);
+	}
+	uintr__notification_consumed(r, 1);
+	uintr__recognize(r);
 	if (!atomic_load(&uintr__self.uif) || !atomic_load(&r->info->uirr))
 		return;
 	if (r->deliver_context) {

@@ -27,20 +27,21 @@
 
 /*
  * The signal to a running receiver.  EAGAIN means the kernel's queue of
- * signals is full (RLIMIT_SIGPENDING): try again a little; if it stays
- * full, give ON back so that the next post notifies again rather than
- * leave ON set with no notification in flight.
+ * signals is full (RLIMIT_SIGPENDING): try again a little, then give up;
+ * ON stays clear, so the next post notifies again.
  */
-static void uintr__notify_running(const struct uintr__target *t)
+static int uintr__notify_running(const struct uintr__target *t)
 {
 	int tries;
 
 	for (tries = 0; tries < 64; tries++) {
-		if (uintr__send_notification(t) == 0 || errno != EAGAIN)
-			return;
+		if (uintr__send_notification(t) == 0)
+			return 0;
+		if (errno != EAGAIN)
+			return -1;
 		sched_yield();
 	}
-	atomic_fetch_and(&t->upid->status, ~UINTR__UPID_ON);
+	return -1;
 }
 
 /*
@@ -49,6 +50,21 @@ static void uintr__notify_running(const struct uintr__target *t)
  * allocation, and a syscall only when a notification is due: a signal to a
  * running receiver (NV 0xEC), a futex wake to one blocked in uintr_wait
  * (NV 0xEB).
+ *
+ * The hardware does this in one instruction; we cannot, and a sender may
+ * be killed (SIGKILL) between any two steps.  So ON, which makes every
+ * later post coalesce, is never left set without a notification on its
+ * way (reference 8: a receiver exposed to its senders):
+ *   - running receiver: signal first, then set ON with a CAS that fails
+ *     if the receiver's signal handler processed a notification since we
+ *     read the status (it bumps the EPOCH field), so a sender killed
+ *     between the two leaves ON clear, and ON is never set after the
+ *     signal it stands for was consumed.  Senders racing here may each
+ *     send a signal (one per sender at most); the extra ones find little
+ *     or nothing to do.
+ *   - receiver blocked in uintr_wait: set ON, then wake (the futex must
+ *     see the word change); a sender killed between the two costs the
+ *     waiter at most its periodic recheck (wait.c).
  */
 static inline void uintr__post(const struct uintr__target *t, unsigned int vector)
 {
@@ -62,8 +78,9 @@ static inline void uintr__post(const struct uintr__target *t, unsigned int vecto
 	 * (coalescing) without the locked operation: a flooding sender then
 	 * does not bounce the line the receiver drains.  With ON and SN both
 	 * clear we take the full path even if the bit is set: a notification
-	 * given back (uintr__notify_running) leaves exactly that state, and
-	 * the next post must notify (found by model/uintr.pml, config sigq).
+	 * that could not be sent (signal queue full) or whose sender died
+	 * leaves exactly that state, and the next post must notify (found by
+	 * model/uintr.pml, config sigq).
 	 */
 	if (atomic_load_explicit(&upid->pir, memory_order_relaxed) & bit) {
 		atomic_thread_fence(memory_order_seq_cst);
@@ -73,15 +90,18 @@ static inline void uintr__post(const struct uintr__target *t, unsigned int vecto
 	}
 	atomic_fetch_or(&upid->pir, bit);
 	status = atomic_load(&upid->status);
-	do {
+	for (;;) {
 		if (status & (UINTR__UPID_ON | UINTR__UPID_SN))
 			return;
-	} while (!atomic_compare_exchange_weak(&upid->status, &status, status | UINTR__UPID_ON));
-
-	if ((status & UINTR__UPID_NV_MASK) == UINTR__NV(UINTR__NV_BLOCKED))
-		uintr__futex_wake(&upid->status);
-	else
-		uintr__notify_running(t);
+		if ((status & UINTR__UPID_NV_MASK) != UINTR__NV(UINTR__NV_BLOCKED))
+			break;
+		if (atomic_compare_exchange_weak(&upid->status, &status, status | UINTR__UPID_ON)) {
+			uintr__futex_wake(&upid->status);
+			return;
+		}
+	}
+	if (uintr__notify_running(t) == 0)
+		atomic_compare_exchange_strong(&upid->status, &status, status | UINTR__UPID_ON);
 }
 
 /* True while any entry is connected (RFC: UITT not empty, TT enabled). */

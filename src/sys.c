@@ -87,10 +87,16 @@ int uintr__send_notification(const struct uintr__target *t)
 	return (int)syscall(SYS_rt_tgsigqueueinfo, t->tgid, t->tid, uintr__signo, &si);
 }
 
-/* Futexes live in memfd pages that other processes map: never PRIVATE. */
-int uintr__futex_wait(_Atomic uint32_t *word, uint32_t expected)
+/* Futexes live in memfd pages that other processes map: never PRIVATE.
+ * Sleeps while *word == expected, for at most timeout_ns. */
+int uintr__futex_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns)
 {
-	return (int)syscall(SYS_futex, word, FUTEX_WAIT, expected, NULL, NULL, 0);
+	struct timespec ts = {
+		.tv_sec = (time_t)(timeout_ns / 1000000000ull),
+		.tv_nsec = (long)(timeout_ns % 1000000000ull),
+	};
+
+	return (int)syscall(SYS_futex, word, FUTEX_WAIT, expected, &ts, NULL, 0);
 }
 
 int uintr__futex_wake(_Atomic uint32_t *word)

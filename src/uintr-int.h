@@ -45,6 +45,13 @@
  * again (wait.c), so no notification can reach a thread that is no longer
  * this receiver (reference 8: lifetime). */
 #define UINTR__UPID_DEAD 0x4u
+/* Library-private (reserved bits on hardware): bumped by every run of the
+ * notification handler, so that a sender's "set ON after my signal" CAS
+ * (sender.c) fails once its signal has been consumed.  13 bits: it would
+ * take 8192 handler runs while one sender sits between its status load
+ * and that CAS to fool it. */
+#define UINTR__UPID_EPOCH_SHIFT 3
+#define UINTR__UPID_EPOCH_MASK  (0x1fffu << UINTR__UPID_EPOCH_SHIFT)
 #define UINTR__UPID_NV_SHIFT 16
 #define UINTR__UPID_NV_MASK  (0xffu << UINTR__UPID_NV_SHIFT)
 /*
@@ -174,7 +181,7 @@ extern _Atomic uint64_t uintr__process_delivered;
 pid_t uintr__gettid(void);
 int uintr__pidfd_open_thread(pid_t tid);
 int uintr__send_notification(const struct uintr__target *t);
-int uintr__futex_wait(_Atomic uint32_t *word, uint32_t expected);
+int uintr__futex_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns);
 int uintr__futex_wake(_Atomic uint32_t *word);
 void uintr__raise_fault(int signo, int code);
 uint64_t uintr__thread_start_time(pid_t tgid, pid_t tid, char *state);

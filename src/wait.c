@@ -25,6 +25,11 @@
 
 #define UINTR__DEFAULT_WAIT_SPIN_NS 30000ull
 
+/* The futex sleep rechecks the UPID this often.  Not needed by the
+ * protocol (model/uintr.pml checks it without): it bounds what a sender
+ * killed between setting ON and its futex wake costs (sender.c). */
+#define UINTR__WAIT_RECHECK_NS 100000000ull
+
 uint64_t uintr__default_wait_spin(void)
 {
 	const char *env = getenv("UINTR_WAIT_SPIN_NS");
@@ -105,10 +110,9 @@ static int uintr__spin_for_post(struct uintr__receiver *r)
 
 /*
  * The block phase: NV := 0xEB, SN := 0 in one step, then futex-wait on the
- * status word.  Only senders may change that word meanwhile: a late
- * notification signal (its sender decided to notify while we were still
- * running) is left alone by the signal handler while `blocking` is set;
- * were the handler to clear ON, the restarted futex_wait would find the
+ * status word.  While `blocking` is set, a late notification signal (its
+ * sender decided to notify while we were still running) only bumps EPOCH:
+ * were the handler to clear ON, the restarted futex_wait could find the
  * word it expects and sleep through the post.
  */
 static void uintr__block_until_notified(struct uintr__receiver *r)
@@ -120,7 +124,7 @@ static void uintr__block_until_notified(struct uintr__receiver *r)
 	s = uintr__set_status(upid, UINTR__UPID_NV_MASK | UINTR__UPID_SN,
 			      UINTR__NV(UINTR__NV_BLOCKED));
 	while (!(s & (UINTR__UPID_ON | UINTR__UPID_DEAD)) && !uintr__wait_is_over(r)) {
-		uintr__futex_wait(&upid->status, s);
+		uintr__futex_wait(&upid->status, s, UINTR__WAIT_RECHECK_NS);
 		s = atomic_load(&upid->status);
 	}
 	uintr__set_status(upid, UINTR__UPID_NV_MASK | UINTR__UPID_SN,
