@@ -185,3 +185,9 @@ clean:
 
 include test/fuzz/Makefile.inc
 include test/soak/Makefile.inc
+
+# The spin model of the notification protocol (model/README.md).
+# MODEL_ARGS: configurations or a group (default: the CI group).
+.PHONY: model
+model:
+	model/check.sh $(MODEL_ARGS)

@@ -105,10 +105,10 @@ check_one() {
 		case $kind in
 		safety)
 			gcc -O2 -w -DSAFETY -DNOCLAIM -DCOLLAPSE -DMEMLIM="$memlim" -o pan pan.c &&
-			./pan -m100000 -w26 ${PANFLAGS:-} >pan.out 2>&1 ;;
+			./pan -m100000 -w28 ${PANFLAGS:-} >pan.out 2>&1 ;;
 		ltl:*)
 			gcc -O2 -w -DCOLLAPSE -DNFAIR=3 -DMEMLIM="$memlim" -o pan pan.c &&
-			./pan -a -f -A -m100000 -w26 ${PANFLAGS:-} -N "${kind#ltl:}" >pan.out 2>&1 ;;
+			./pan -a -f -A -m100000 -w28 ${PANFLAGS:-} -N "${kind#ltl:}" >pan.out 2>&1 ;;
 		esac
 		exit 0
 	) || { echo "$name: spin or gcc failed (see $dir)"; return 2; }

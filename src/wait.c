@@ -50,10 +50,12 @@ static uint64_t uintr__now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Sequentially consistent loads: they follow our RMW of the status word
+ * (SN or NV set), as the sender's status load follows its PIR fetch_or;
+ * store buffering must not let both miss each other (model/README.md). */
 static int uintr__anything_posted(struct uintr__receiver *r)
 {
-	return atomic_load_explicit(&r->upid->pir, memory_order_relaxed) ||
-	       atomic_load_explicit(&r->info->uirr, memory_order_relaxed);
+	return atomic_load(&r->upid->pir) || atomic_load(&r->info->uirr);
 }
 
 /* Was an interrupt delivered since uintr_wait last returned? */
