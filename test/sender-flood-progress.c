@@ -14,6 +14,8 @@
  */
 #include "helpers-lifetime.h"
 
+#include <sys/prctl.h>
+
 #define NSENDERS 3
 #define ROUNDS 20
 #define ROUND_WORK 1000000
@@ -103,7 +105,7 @@ int main(void)
 	unsigned long long posts = 0;
 	struct uintr_stats ps;
 	pthread_t rx, tx[NSENDERS - 1];
-	pid_t pid;
+	pid_t pid, parent;
 	int k;
 
 	lt_counts_init();
@@ -112,9 +114,12 @@ int main(void)
 	rx = t_start(receiver, NULL);
 	WAIT_UNTIL(rx_ready);
 
+	parent = getpid();
 	pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0) {
+		/* Never outlive a failed test: the flood would go on for ever. */
+		CHECK(prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() == parent);
 		flood(NSENDERS - 1);
 		exit(T_PASS);
 	}

@@ -101,10 +101,13 @@ static int die_at_notification(void)
 #endif
 }
 
-static void child_flood(unsigned long long limit, int at_notification)
+static void child_flood(unsigned long long limit, int at_notification, pid_t parent)
 {
-	int idx = uintr_register_sender(fd_flood, 0);
+	int idx;
 
+	/* Never outlive a failed test: the flood would go on for ever. */
+	CHECK(prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() == parent);
+	idx = uintr_register_sender(fd_flood, 0);
 	CHECK(idx >= 0);
 	if (at_notification && die_at_notification() != 0)
 		atomic_store(&fl->no_seccomp, 1);
@@ -125,14 +128,14 @@ static void rounds(int probe_idx, unsigned int *seed)
 		unsigned long long start = atomic_load(&fl->posts);
 		unsigned long long want = start + 1 + (unsigned long long)(rand_r(seed) % 3000);
 		unsigned long long probes = lt_count(PROBE_VECTOR), loops;
-		pid_t pid;
+		pid_t pid, parent = getpid();
 		int status;
 
 		fl->child_ready = 0;
 		pid = fork();
 		CHECK(pid >= 0);
 		if (pid == 0)
-			child_flood(want, r & 1);
+			child_flood(want, r & 1, parent);
 		/* Flooding long enough, or already dead at a notification. */
 		WAIT_UNTIL(atomic_load(&fl->child_ready) == 2 ||
 			   waitpid(pid, &status, WNOHANG) == pid);
