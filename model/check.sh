@@ -30,6 +30,9 @@ command -v gcc >/dev/null 2>&1 || { echo "check.sh: gcc not found" >&2; exit 2; 
 # name | kind (safety, or ltl:<claim>) | spin defines | what
 configs='
 mix|safety||2 senders x 2 posts, every receiver call, handler depth 1
+wait2|safety|-DACTS=9 -DWAIT_SPIN=1|2 senders x 2 posts, stui/clui/uintr_wait (default spin)
+wait2b|safety|-DACTS=9 -DWAIT_SPIN=0|2 senders x 2 posts, stui/clui/uintr_wait (spin 0: block at once)
+ns3w|safety|-DNS=3 -DPOSTS=1 -DACTS=9 -DWAIT_SPIN=1|3 senders x 1 post, stui/clui/uintr_wait (default spin)
 nest|safety|-DMAXNEST=2 -DACTS=23|2 senders, handler depth 2, all calls but uintr_wait
 nestwait|safety|-DMAXNEST=2 -DACTS=9|2 senders, handler depth 2, stui/clui and uintr_wait
 nvec3|safety|-DNVEC=3 -DMAXNEST=2 -DACTS=7|3 vectors, handler depth 2, stui/clui/poll/set_polling
@@ -58,9 +61,9 @@ q-nest|safety|-DNS=1 -DMAXNEST=2|quick: 1 sender, handler depth 2
 q-old|safety|-DNS=1 -DOLD|quick: 1 sender, the code of da70323
 '
 
-group_lib='mix nest nestwait nvec3 ns3 uaf uaf2 counters sigq kill kill-wait ltl-wait ltl-wakes ltl-pir ltl-uif'
+group_lib='mix wait2 wait2b ns3w nest nestwait nvec3 ns3 uaf uaf2 counters sigq kill kill-wait ltl-wait ltl-wakes ltl-pir ltl-uif'
 group_old='old-mix old-nostrict old-ltl-wait old-ltl-wakes old-uaf old-counters old-sigq old-kill q-old'
-group_ci='mix kill uaf2 counters sigq kill-wait old-mix old-ltl-wait old-uaf old-counters old-sigq old-kill'
+group_ci='kill counters wait2 wait2b uaf2 sigq kill-wait old-mix old-ltl-wait old-uaf old-counters old-sigq old-kill'
 group_quick='q-mix q-nest q-old'
 
 lookup() {
