@@ -10,9 +10,10 @@
  *     notified again); where seccomp filters are unavailable (qemu-user)
  *     the other way is used;
  *   - SIGKILL from the parent after a varying number of posts: anywhere.
- * After each death the parent posts vector 21 once and waits for its
- * delivery: a dead sender must never leave the receiver unable to be
- * notified.  Run with the receiver in both states:
+ * After each death the parent posts vector 20 (the dead child may have
+ * left its bit set without a notification: the post must not coalesce
+ * into nothing) and then vector 21, and waits for each delivery: a dead
+ * sender must never leave the receiver unable to be notified.  Run with the receiver in both states:
  *   - running plain code with UIF = 1 and never polling (only an
  *     asynchronous notification can deliver the probe);
  *   - sleeping in uintr_wait.
@@ -120,7 +121,9 @@ static void child_flood(unsigned long long limit, int at_notification, pid_t par
 	}
 }
 
-static void rounds(int probe_idx, unsigned int *seed)
+static unsigned long long marker = 1000;
+
+static void rounds(int probe_idx, int flood_idx, unsigned int *seed)
 {
 	int r;
 
@@ -147,6 +150,14 @@ static void rounds(int probe_idx, unsigned int *seed)
 		else
 			CHECK_EQ(WTERMSIG(status), SIGKILL);
 
+		/* The flooded vector itself, posted again, is delivered: the
+		 * dead child may have left its bit set with no notification on
+		 * its way (that post must not coalesce into nothing). */
+		atomic_store(&lt_c->seq[FLOOD_VECTOR], ++marker);
+		atomic_fetch_add(&fl->posts, 1);
+		uintr_senduipi((unsigned long long)flood_idx);
+		WAIT_UNTIL(atomic_load(&lt_c->seen[FLOOD_VECTOR]) == marker);
+
 		/* The receiver can still be notified, and still runs. */
 		loops = atomic_load(&rx_loops);
 		atomic_store(&lt_c->seq[PROBE_VECTOR], probes + 1);
@@ -163,7 +174,7 @@ int main(void)
 	struct uintr_stats ps;
 	unsigned int seed = 12345;
 	pthread_t t;
-	int probe_idx;
+	int probe_idx, flood_idx;
 
 	lt_counts_init();
 	fl = mmap(NULL, sizeof(*fl), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -172,10 +183,12 @@ int main(void)
 	WAIT_UNTIL(rx_ready);
 	probe_idx = uintr_register_sender(fd_probe, 0);
 	CHECK(probe_idx >= 0);
+	flood_idx = uintr_register_sender(fd_flood, 0);
+	CHECK(flood_idx >= 0);
 
-	rounds(probe_idx, &seed);      /* receiver running, UIF = 1, never polling */
+	rounds(probe_idx, flood_idx, &seed); /* receiver running, UIF = 1, never polling */
 	atomic_store(&mode_wait, 1);
-	rounds(probe_idx, &seed);      /* receiver in uintr_wait */
+	rounds(probe_idx, flood_idx, &seed); /* receiver in uintr_wait */
 
 	atomic_store(&stop, 1);
 	uintr_senduipi((unsigned long long)probe_idx);
