@@ -14,19 +14,7 @@
  */
 #include "helpers-delivery.h"
 
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
-#include <sys/prctl.h>
-
-#if defined(__x86_64__)
-#define TD_AUDIT_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define TD_AUDIT_ARCH AUDIT_ARCH_AARCH64
-#elif defined(__riscv) && __riscv_xlen == 64
-#define TD_AUDIT_ARCH AUDIT_ARCH_RISCV64
-#endif
+#include "helpers-seccomp.h"
 
 #define SENDS 1000
 
@@ -102,28 +90,16 @@ static void *receiver2(void *arg)
 
 static int install_filter(void)
 {
-#ifdef TD_AUDIT_ARCH
+#ifdef T_AUDIT_ARCH
 	struct sock_filter code[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TD_AUDIT_ARCH, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		T_SECCOMP_PROLOGUE(SECCOMP_RET_TRAP),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_exit, 3, 0),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_exit_group, 2, 0),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigreturn, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
-	struct sock_fprog prog = { .len = (unsigned short)(sizeof(code) / sizeof(code[0])),
-				   .filter = code };
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-		snprintf(skip_reason, sizeof(skip_reason), "PR_SET_NO_NEW_PRIVS: %s",
-			 strerror(errno));
-		return -1;
-	}
-	/* No TSYNC: only this thread is filtered. */
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) {
+	if (t_seccomp_install(code, (unsigned short)(sizeof(code) / sizeof(code[0]))) != 0) {
 		snprintf(skip_reason, sizeof(skip_reason), "seccomp filter: %s",
 			 strerror(errno));
 		return -1;

@@ -24,19 +24,7 @@
  */
 #include "helpers-lifetime.h"
 
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
-#include <sys/prctl.h>
-
-#if defined(__x86_64__)
-#define AUDIT_ARCH_HERE AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define AUDIT_ARCH_HERE AUDIT_ARCH_AARCH64
-#elif defined(__riscv) && __riscv_xlen == 64
-#define AUDIT_ARCH_HERE AUDIT_ARCH_RISCV64
-#endif
+#include "helpers-seccomp.h"
 
 #define ROUNDS 40
 #define FLOOD_VECTOR 20
@@ -79,24 +67,16 @@ static void *receiver(void *arg)
 /* Die (SIGSYS, kill the process) at any notification syscall. */
 static int die_at_notification(void)
 {
-#ifdef AUDIT_ARCH_HERE
+#ifdef T_AUDIT_ARCH
 	struct sock_filter code[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_HERE, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		T_SECCOMP_PROLOGUE(SECCOMP_RET_ALLOW),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_pidfd_send_signal, 3, 0),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_tgsigqueueinfo, 2, 0),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_futex, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
 	};
-	struct sock_fprog prog = { .len = (unsigned short)(sizeof(code) / sizeof(code[0])),
-				   .filter = code };
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		return -1;
-	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+	return t_seccomp_install(code, (unsigned short)(sizeof(code) / sizeof(code[0])));
 #else
 	return -1;
 #endif
