@@ -328,7 +328,8 @@ inline post_rest(v)
 			fi
 		:: (s & NVB) == 0 ->
 			/* uintr__post:   NV = RUNNING: break out of the loop;
-			 *   if (uintr__notify_running(t) == 0) -- the signal first, */
+			 *   if (uintr__notify_running(t)) -- the signal first (a gone
+			 *   thread counts as sent), */
 #ifdef SIGQ_FULL
 			if
 			:: atomic { if :: !gone -> sigpend++ :: else -> skip fi }

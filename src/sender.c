@@ -26,22 +26,22 @@
 #define UINTR__PAGE 4096
 
 /*
- * The signal to a running receiver.  EAGAIN means the kernel's queue of
- * signals is full (RLIMIT_SIGPENDING): try again a little, then give up;
- * ON stays clear, so the next post notifies again.
+ * The signal to a running receiver.  True if it is on its way, or can
+ * never be (the receiver thread is gone: ON may then be set for good, and
+ * later posts coalesce without a syscall).  False if the kernel's queue of
+ * signals stays full (RLIMIT_SIGPENDING) after a few tries: ON must stay
+ * clear then, so that the next post notifies again.
  */
 static int uintr__notify_running(const struct uintr__target *t)
 {
 	int tries;
 
 	for (tries = 0; tries < 64; tries++) {
-		if (uintr__send_notification(t) == 0)
-			return 0;
-		if (errno != EAGAIN)
-			return -1;
+		if (uintr__send_notification(t) == 0 || errno != EAGAIN)
+			return 1;
 		sched_yield();
 	}
-	return -1;
+	return 0;
 }
 
 /*
@@ -100,7 +100,7 @@ static inline void uintr__post(const struct uintr__target *t, unsigned int vecto
 			return;
 		}
 	}
-	if (uintr__notify_running(t) == 0)
+	if (uintr__notify_running(t))
 		atomic_compare_exchange_strong(&upid->status, &status, status | UINTR__UPID_ON);
 }
 
