@@ -23,28 +23,10 @@ static ssize_t genuine_len;
  * bytes and `nfds` fds; the sending end is closed. */
 static int crafted(const void *bytes, size_t len, const int *fds, int nfds)
 {
-	union {
-		char buf[CMSG_SPACE(4 * sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { .iov_base = (void *)bytes, .iov_len = len };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	int sv[2];
 
 	CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0);
-	if (nfds > 0) {
-		struct cmsghdr *c;
-
-		memset(&u, 0, sizeof(u));
-		msg.msg_control = u.buf;
-		msg.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
-		memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
-	}
-	CHECK(sendmsg(sv[0], &msg, 0) == (ssize_t)len);
+	CHECK(t_sendmsg_fds(sv[0], bytes, len, fds, nfds) == (ssize_t)len);
 	CHECK(close(sv[0]) == 0);
 	return sv[1];
 }

@@ -184,26 +184,10 @@ static inline void t_chan_wait(struct t_chan *c)
 }
 
 /* Send an fd over a UNIX socket (SCM_RIGHTS) and receive it. */
-#include <sys/socket.h>
+#include "helpers-scm.h"
 static inline void t_send_fd(int sock, int fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	char byte = 'F';
-	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-			      .msg_controllen = sizeof(u.buf) };
-	struct cmsghdr *c;
-
-	memset(&u, 0, sizeof(u));
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	CHECK(sendmsg(sock, &msg, 0) == 1);
+	CHECK(t_sendmsg_fds(sock, "F", 1, &fd, 1) == 1);
 }
 
 static inline int t_recv_fd(int sock)

@@ -60,6 +60,7 @@
 #include <unistd.h>
 
 #include "uintr.h"
+#include "../helpers-scm.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -1064,12 +1065,6 @@ static int forged_socket(struct input *in, int *ctrunc)
 	unsigned char msgbuf[48];
 	int memfds[5], nfds = (int)(take0(in) % 6), sv[2], i;
 	size_t len = take0(in) % sizeof(msgbuf);
-	union {
-		char buf[CMSG_SPACE(5 * sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { .iov_base = msgbuf, .iov_len = len };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	unsigned how = take0(in);
 
 	for (i = 0; i < (int)sizeof(msgbuf); i++)
@@ -1081,7 +1076,6 @@ static int forged_socket(struct input *in, int *ctrunc)
 		int32_t tgid = getpid();
 
 		len = 32;
-		iov.iov_len = len;
 		memcpy(msgbuf, &magic, 8);
 		memcpy(msgbuf + 8, &token, 8);
 		msgbuf[16] &= 63;
@@ -1091,19 +1085,7 @@ static int forged_socket(struct input *in, int *ctrunc)
 		fail("socketpair: %s", ename(errno));
 	for (i = 0; i < nfds; i++)
 		memfds[i] = page_memfd(how);
-	if (nfds > 0) {
-		struct cmsghdr *c;
-
-		memset(&u, 0, sizeof(u));
-		msg.msg_control = u.buf;
-		msg.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
-		memcpy(CMSG_DATA(c), memfds, (size_t)nfds * sizeof(int));
-	}
-	if (sendmsg(sv[0], &msg, 0) != (ssize_t)len)
+	if (t_sendmsg_fds(sv[0], msgbuf, len, memfds, nfds) != (ssize_t)len)
 		fail("forged sendmsg: %s", ename(errno));
 	{
 		uint64_t magic = 0x75696e7472666421ull;
