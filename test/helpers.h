@@ -87,6 +87,31 @@ static inline double t_now(void)
 }
 
 /* Spin (yielding) until cond holds; a hang guard, not a timing check. */
+/*
+ * WAIT_PROGRESS: wait for cond while `progress` (an expression whose value
+ * grows as the awaited party works) keeps changing; give up only after 20 s
+ * without any change.  For waits on work whose length depends on how fast
+ * the machine or the emulator is (qemu-user runs some tests 10x slower).
+ */
+#define WAIT_PROGRESS(cond, progress)                                               \
+	do {                                                                         \
+		unsigned long long seen_ = (progress);                               \
+		double until_ = t_now() + 20.0;                                      \
+		while (!(cond)) {                                                    \
+			unsigned long long now_ = (progress);                        \
+			if (now_ != seen_) {                                         \
+				seen_ = now_;                                        \
+				until_ = t_now() + 20.0;                             \
+			} else if (t_now() > until_) {                               \
+				fprintf(stderr, "%s:%d: no progress (%s) for 20 s "  \
+					"waiting for %s\n", __FILE__, __LINE__,     \
+					#progress, #cond);                           \
+				exit(T_FAIL);                                        \
+			}                                                            \
+			sched_yield();                                               \
+		}                                                                    \
+	} while (0)
+
 #define WAIT_UNTIL(cond)                                                             \
 	do {                                                                         \
 		double until_ = t_now() + 20.0;                                      \

@@ -31,6 +31,10 @@ struct flood {
 
 static struct flood *fl;
 static _Atomic int rx_ready, rx_done;
+/* The receiver's own work done so far, published every 64 Ki iterations:
+ * the main thread waits for it by progress, not by a total time (under
+ * qemu the work takes some 40 s). */
+static _Atomic unsigned long long rx_progress;
 static int fds[NSENDERS];
 
 static void flood(int k)
@@ -83,8 +87,11 @@ static void *receiver(void *arg)
 		unsigned long long posts0 = total_posts();
 		unsigned long long deliveries0 = atomic_load(&lt_c->total);
 
-		for (i = 0; i < ROUND_WORK; i++)
+		for (i = 0; i < ROUND_WORK; i++) {
 			work++;
+			if ((i & 0xffff) == 0)
+				atomic_store(&rx_progress, (unsigned long long)r * ROUND_WORK + i);
+		}
 		/* The round got done.  The flood goes on and interrupts us: a
 		 * round can be shorter than a time slice of the senders on a
 		 * loaded machine, so wait for both if they have not happened. */
@@ -126,7 +133,7 @@ int main(void)
 	for (k = 0; k < NSENDERS - 1; k++)
 		tx[k] = t_start(sender_thread, (void *)(intptr_t)k);
 
-	WAIT_UNTIL(rx_done);
+	WAIT_PROGRESS(rx_done, atomic_load(&rx_progress));
 	atomic_store(&fl->stop, 1);
 	for (k = 0; k < NSENDERS - 1; k++)
 		t_join(tx[k]);
