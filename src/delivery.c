@@ -160,6 +160,9 @@ void uintr__signal_handler(int signo, siginfo_t *si, void *uc)
 	int saved_errno = errno;
 
 	uintr__enter();
+	atomic_store_explicit(&uintr__self.own_signal_runs,
+			      atomic_load_explicit(&uintr__self.own_signal_runs, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	if (si->si_code == SI_QUEUE &&
 	    ((uint64_t)(uintptr_t)si->si_value.sival_ptr & UINTR__TOKEN_MASK) == UINTR__TOKEN_TAG)
 		uintr__notification(si, uc);

@@ -165,6 +165,10 @@ struct uintr__thread {
 	_Atomic unsigned char uif;
 	_Atomic unsigned char blocking; /* in uintr_wait's futex phase */
 	_Atomic unsigned int busy;      /* depth of library code using `receiver` */
+	/* Runs of the library's own signal handler on this thread: a futex
+	 * sleep that ends with EINTR while this did not change was ended by
+	 * another signal's handler (wait.c: TASK_INTERRUPTIBLE, 2.6). */
+	_Atomic unsigned int own_signal_runs;
 	struct uintr__receiver *_Atomic retired; /* unregistered while busy */
 	unsigned char registered_exit; /* pthread key set for this thread */
 };

@@ -117,21 +117,38 @@ static int uintr__spin_for_post(struct uintr__receiver *r)
  * were the handler to clear ON, the restarted futex_wait could find the
  * word it expects and sleep through the post.
  */
-static void uintr__block_until_notified(struct uintr__receiver *r)
+/*
+ * Returns 1 if the sleep was ended by the handler of another signal (not
+ * ours): the RFC's wait sleeps TASK_INTERRUPTIBLE, so the caller returns
+ * -1/EINTR then (2.6).  The sleep has a timeout, so the kernel never
+ * restarts it after a handler, SA_RESTART or not (-ERESTART_RESTARTBLOCK);
+ * qemu-user does restart it after an SA_RESTART handler (documented).
+ */
+static int uintr__block_until_notified(struct uintr__receiver *r)
 {
 	struct uintr__upid *upid = r->upid;
+	int interrupted = 0;
 	uint32_t s;
 
 	atomic_store(&uintr__self.blocking, 1);
 	s = uintr__set_status(upid, UINTR__UPID_NV_MASK | UINTR__UPID_SN,
 			      UINTR__NV(UINTR__NV_BLOCKED));
 	while (!(s & (UINTR__UPID_ON | UINTR__UPID_DEAD)) && !uintr__wait_is_over(r)) {
-		uintr__futex_wait(&upid->status, s, UINTR__WAIT_RECHECK_NS);
+		unsigned int runs = atomic_load_explicit(&uintr__self.own_signal_runs,
+							 memory_order_relaxed);
+
+		if (uintr__futex_wait(&upid->status, s, UINTR__WAIT_RECHECK_NS) != 0 &&
+		    errno == EINTR &&
+		    atomic_load_explicit(&uintr__self.own_signal_runs, memory_order_relaxed) == runs) {
+			interrupted = 1;
+			break;
+		}
 		s = atomic_load(&upid->status);
 	}
 	uintr__set_status(upid, UINTR__UPID_NV_MASK | UINTR__UPID_SN,
 			  UINTR__NV(UINTR__NV_RUNNING) | uintr__sn(r));
 	atomic_store(&uintr__self.blocking, 0);
+	return interrupted;
 }
 
 /*
@@ -151,12 +168,14 @@ UINTR__EXPORT int uintr_wait(unsigned int flags)
 		return uintr__fail(EOPNOTSUPP);
 	}
 	while (!uintr__delivered_since_wait(r)) {
+		int interrupted = 0;
+
 		if (!uintr__spin_for_post(r))
-			uintr__block_until_notified(r);
+			interrupted = uintr__block_until_notified(r);
 		if (uintr__self.receiver != r)
 			break;
 		uintr__process_notification(r);
-		if (atomic_load(&r->info->uirr))
+		if (interrupted || atomic_load(&r->info->uirr))
 			break;
 	}
 	if (atomic_load(&uintr__self.uif))

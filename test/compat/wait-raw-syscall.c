@@ -13,9 +13,11 @@
  *      delivered; STUI then delivers it.
  *   4. An interrupt was delivered since the last wait returned (by the
  *      STUI of round 3): returns at once (the engine's event count).
- *   5. Blocks again; a signal of the program (SIGUSR1) gets through while
- *      it blocks (its handler runs) and the wait goes on, as libuintr's
- *      uintr_wait does; the interrupt then ends it as in 1.
+ *   5. Blocks again; a signal of the program (SIGUSR1, SA_RESTART) gets
+ *      through while it blocks: its handler runs and the wait returns
+ *      -EINTR with nothing delivered, as the RFC's TASK_INTERRUPTIBLE
+ *      wait does (issue 17).
+ *   6. Blocks again; the interrupt ends it as in 1.
  */
 #include "helpers-compat.h"
 
@@ -107,6 +109,13 @@ static void *receiver(void *arg)
 	STORE(phase, 5);
 	r = raw_wait(&after);
 	CHECK_EQ(r, -EINTR);
+	CHECK_EQ(LOAD(usr1_count), 1);
+	CHECK_EQ(LOAD(handled), 3);
+
+	/* 6 */
+	STORE(phase, 6);
+	r = raw_wait(&after);
+	CHECK_EQ(r, -EINTR);
 	CHECK_EQ(LOAD(handled), 4);
 	CHECK_EQ(LOAD(seen_rip[3]), after);
 
@@ -141,7 +150,7 @@ int main(void)
 	WAIT_UNTIL(LOAD(phase) == 5 && t_thread_state(tid) == 'S');
 	CHECK(syscall(SYS_tgkill, getpid(), tid, SIGUSR1) == 0);
 	WAIT_UNTIL(LOAD(usr1_count) == 1);
-	WAIT_UNTIL(t_thread_state(tid) == 'S');
+	WAIT_UNTIL(LOAD(phase) == 6 && t_thread_state(tid) == 'S');
 	CHECK_EQ(LOAD(handled), 3);
 	_senduipi((unsigned long long)idx);
 	WAIT_UNTIL(LOAD(handled) == 4);
