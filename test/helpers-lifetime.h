@@ -70,12 +70,14 @@ static void lt_handler(struct uintr_frame *frame, unsigned long long vector)
 	}
 	if (atomic_load(&lt_c->owner[vector]) != lt_tid)
 		atomic_fetch_add(&lt_c->wrong_thread, 1);
-	atomic_store(&lt_c->seen[vector], atomic_load(&lt_c->seq[vector]));
-	/* total before count[vector]: tests wait on count[vector] and then
-	 * read total, or kill this process right after; both must find this
-	 * delivery in total already. */
+	/* Written in this order, and a test waits on the later of the
+	 * fields it reads: total, then count[vector], then seen[vector].  A
+	 * peer that waits on count[V] and then reads total, or kills this
+	 * process, finds this delivery in total; one that waits on seen[V]
+	 * finds it in count[V] too. */
 	atomic_fetch_add(&lt_c->total, 1);
 	atomic_fetch_add(&lt_c->count[vector], 1);
+	atomic_store(&lt_c->seen[vector], atomic_load(&lt_c->seq[vector]));
 	atomic_fetch_add(&lt_c->events[vector], 1);
 	if (atomic_load(&lt_c->sleepers[vector]))
 		syscall(SYS_futex, &lt_c->events[vector], FUTEX_WAKE, 1, NULL, NULL, 0);
