@@ -116,8 +116,7 @@ static int uintr__spin_for_post(struct uintr__receiver *r)
  * sender decided to notify while we were still running) only bumps EPOCH:
  * were the handler to clear ON, the restarted futex_wait could find the
  * word it expects and sleep through the post.
- */
-/*
+ *
  * Returns 1 if the sleep was ended by the handler of another signal (not
  * ours): the RFC's wait sleeps TASK_INTERRUPTIBLE, so the caller returns
  * -1/EINTR then (2.6).  The sleep has a timeout, so the kernel never
@@ -153,8 +152,9 @@ static int uintr__block_until_notified(struct uintr__receiver *r)
 
 /*
  * Ends with -1/EINTR, as the RFC's wake-up does: after a delivery, or with
- * UIF = 0 once something is pending (it stays pending), or when a signal
- * handler unregistered the receiver meanwhile.
+ * UIF = 0 once something is pending (it stays pending), when a signal
+ * handler unregistered the receiver meanwhile, or when the handler of
+ * another signal ran while it slept.
  */
 UINTR__EXPORT int uintr_wait(unsigned int flags)
 {
