@@ -126,11 +126,13 @@ $(B)/uintr.pc: uintr.pc.in Makefile
 
 MAN7 = $(wildcard man/*.7)
 MAN3 = $(wildcard man/*.3)
-INSTALLED_MAN = $(MAN7:man/%=$(MANDIR)/man7/%) $(MAN3:man/%=$(MANDIR)/man3/%)
+MAN1 = $(wildcard man/*.1)
+INSTALLED_MAN = $(MAN7:man/%=$(MANDIR)/man7/%) $(MAN3:man/%=$(MANDIR)/man3/%) \
+	$(MAN1:man/%=$(MANDIR)/man1/%)
 
 install: $(STATIC) $(SHARED) $(TOOLS) $(COMPAT_LIBS) $(B)/uintr.pc
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) \
-		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
 	install -m 644 include/uintr.h $(DESTDIR)$(INCLUDEDIR)/uintr.h
 	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/libuintr.a
 	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/libuintr.so.$(VERSION)
@@ -142,6 +144,7 @@ install: $(STATIC) $(SHARED) $(TOOLS) $(COMPAT_LIBS) $(B)/uintr.pc
 	$(if $(COMPAT_SO),install -m 755 tools/uintr-run $(DESTDIR)$(BINDIR)/)
 	$(if $(MAN7),install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7/)
 	$(if $(MAN3),install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/)
+	$(if $(MAN1),install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/)
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/uintr.h $(DESTDIR)$(LIBDIR)/libuintr.a \
@@ -167,10 +170,10 @@ check-install:
 			-Wl,-rpath,$$root/usr/local/lib; \
 		timeout 60 $(B)/examples/$$e >/dev/null; echo "  $$e: ok"; \
 	done
-	@set -e; cd $(B)/stage/usr/local/share/man; for m in man7/*.7 man3/*.3; do \
+	@set -e; cd $(B)/stage/usr/local/share/man; for m in man7/*.7 man3/*.3 man1/*.1; do \
 		out=$$(MANWIDTH=80 man --warnings -l $$m 2>&1 >/dev/null); \
 		if [ -n "$$out" ]; then echo "$$m: $$out"; exit 1; fi; \
-	done; echo "man pages: $(words $(MAN7) $(MAN3)) render without warnings"
+	done; echo "man pages: $(words $(MAN7) $(MAN3) $(MAN1)) render without warnings"
 	@set -e; inc=$(B)/stage/usr/local/include; \
 	printf '#include <uintr.h>\nint main(void) { return uintr_testui(); }\n' > $(B)/hdr.c; \
 	for c in "gcc -std=c11" "gcc -std=gnu11" "clang -std=c11" "clang -std=gnu11" \
