@@ -141,7 +141,8 @@ install: $(STATIC) $(SHARED) $(TOOLS) $(COMPAT_LIBS) $(B)/uintr.pc
 	install -m 644 $(B)/uintr.pc $(DESTDIR)$(LIBDIR)/pkgconfig/uintr.pc
 	install -m 755 $(TOOLS) $(DESTDIR)$(BINDIR)/
 	$(if $(COMPAT_SO),install -m 755 $(COMPAT_SO) $(COMPAT_A) $(DESTDIR)$(LIBDIR)/)
-	$(if $(COMPAT_SO),install -m 755 tools/uintr-run $(DESTDIR)$(BINDIR)/)
+	$(if $(COMPAT_SO),sed 's|^installed_libdir=$$|installed_libdir=$(LIBDIR)|' tools/uintr-run \
+		> $(DESTDIR)$(BINDIR)/uintr-run && chmod 755 $(DESTDIR)$(BINDIR)/uintr-run)
 	$(if $(MAN7),install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7/)
 	$(if $(MAN3),install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/)
 	$(if $(MAN1),install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/)
