@@ -110,6 +110,20 @@ int uintr_set_wait_spin(unsigned long long ns);
  */
 int uintr_notification_signal(void);
 
+/*
+ * Timer vectors (libuintr extension, uintr_timer_create(3)): a timer that
+ * posts the vector of a uintr_fd to its receiver at each expiry, exactly
+ * as a send would, in the style of timer_create(2).  clockid is a
+ * clockid_t (CLOCK_MONOTONIC, ...); timer ids are small ints.
+ */
+struct itimerspec;
+int uintr_timer_create(int uintr_fd, int clockid, unsigned int flags);
+int uintr_timer_settime(int timerid, int flags, const struct itimerspec *new_value,
+			struct itimerspec *old_value);
+int uintr_timer_gettime(int timerid, struct itimerspec *curr_value);
+int uintr_timer_getoverrun(int timerid);
+int uintr_timer_delete(int timerid);
+
 #ifdef __cplusplus
 }
 #endif

@@ -118,12 +118,31 @@ static void uintr__chain(int signo, siginfo_t *si, void *uc)
 	 * we ignore it instead (documented in uintr(7)). */
 }
 
+/* A notification of this running receiver, in a signal handler whose
+ * context is uc: recognize, and deliver if UIF = 1 (5.2, 5.3).  Also the
+ * self-notification of a timer that fired on this thread (timer.c). */
+void uintr__notified(struct uintr__receiver *r, ucontext_t *uc)
+{
+	struct uintr_frame frame;
+
+	uintr__recognize(r);
+	if (!atomic_load(&uintr__self.uif) || !atomic_load(&r->info->uirr))
+		return;
+	if (r->deliver_context) {
+		r->deliver_context(r, uc);
+		return;
+	}
+	uintr__arch_frame_read(uc, &frame);
+	uintr__deliver(&frame);
+	/* The handler may have changed the frame: resume where UIRET would. */
+	uintr__arch_frame_write(uc, &frame);
+}
+
 /* The notification signal, inside uintr__enter() (uintr__signal_handler). */
 static void uintr__notification(siginfo_t *si, ucontext_t *uc)
 {
 	struct uintr__receiver *r = uintr__self.receiver;
 	uint64_t token = (uint64_t)(uintptr_t)si->si_value.sival_ptr;
-	struct uintr_frame frame;
 
 	if (!r) {
 		/* Sent to a receiver this thread no longer is (6.2: UIS). */
@@ -142,17 +161,7 @@ static void uintr__notification(siginfo_t *si, ucontext_t *uc)
 		return;
 	}
 	uintr__notification_consumed(r, 1);
-	uintr__recognize(r);
-	if (!atomic_load(&uintr__self.uif) || !atomic_load(&r->info->uirr))
-		return;
-	if (r->deliver_context) {
-		r->deliver_context(r, uc);
-		return;
-	}
-	uintr__arch_frame_read(uc, &frame);
-	uintr__deliver(&frame);
-	/* The handler may have changed the frame: resume where UIRET would. */
-	uintr__arch_frame_write(uc, &frame);
+	uintr__notified(r, uc);
 }
 
 void uintr__signal_handler(int signo, siginfo_t *si, void *uc)
@@ -166,6 +175,9 @@ void uintr__signal_handler(int signo, siginfo_t *si, void *uc)
 	if (si->si_code == SI_QUEUE &&
 	    ((uint64_t)(uintptr_t)si->si_value.sival_ptr & UINTR__TOKEN_MASK) == UINTR__TOKEN_TAG)
 		uintr__notification(si, uc);
+	else if (si->si_code == SI_TIMER &&
+		 ((uint64_t)(uintptr_t)si->si_value.sival_ptr & UINTR__TOKEN_MASK) == UINTR__TOKEN_TAG)
+		uintr__timer_signal(si, uc);
 	else if (si->si_code != POLL_HUP || !uintr__handle_release_signal(si->si_fd))
 		uintr__chain(signo, si, uc);
 	uintr__leave();

@@ -202,6 +202,7 @@ static void uintr__receiver_detach(struct uintr__receiver *r)
 
 	atomic_fetch_or(&r->upid->status, UINTR__UPID_SN | UINTR__UPID_DEAD);
 	atomic_store(&r->info->active, 0);
+	uintr__timers_receiver_gone(r);
 	atomic_store(&r->info->uirr, 0); /* pending recognized interrupts are discarded */
 	uintr__close_released(r);
 	if (uintr__vector_orphan_ends(r)) {

@@ -66,9 +66,8 @@ static int uintr__notify_running(const struct uintr__target *t)
  *     see the word change); a sender killed between the two costs the
  *     waiter at most its periodic recheck (wait.c).
  */
-static inline void uintr__post(const struct uintr__target *t, unsigned int vector)
+static inline int uintr__post_rmw(struct uintr__upid *upid, unsigned int vector, uint32_t *statusp)
 {
-	struct uintr__upid *upid = t->upid;
 	uint64_t bit = 1ull << vector;
 	uint32_t status;
 
@@ -86,22 +85,41 @@ static inline void uintr__post(const struct uintr__target *t, unsigned int vecto
 		atomic_thread_fence(memory_order_seq_cst);
 		if ((atomic_load(&upid->pir) & bit) &&
 		    (atomic_load(&upid->status) & (UINTR__UPID_ON | UINTR__UPID_SN)))
-			return;
+			return 0;
 	}
 	atomic_fetch_or(&upid->pir, bit);
 	status = atomic_load(&upid->status);
 	for (;;) {
 		if (status & (UINTR__UPID_ON | UINTR__UPID_SN))
-			return;
+			return 0;
 		if ((status & UINTR__UPID_NV_MASK) != UINTR__NV(UINTR__NV_BLOCKED))
 			break;
 		if (atomic_compare_exchange_weak(&upid->status, &status, status | UINTR__UPID_ON)) {
 			uintr__futex_wake(&upid->status);
-			return;
+			return 0;
 		}
 	}
-	if (uintr__notify_running(t))
-		atomic_compare_exchange_strong(&upid->status, &status, status | UINTR__UPID_ON);
+	*statusp = status;
+	return 1;
+}
+
+/* The post for interrupt sources inside the receiver's process that run
+ * on the receiver thread itself (timer.c): the same RMW; 1 when a
+ * notification of the running receiver is due, which the caller, being
+ * that receiver, then processes itself (as the RFC kernel's self-IPI). */
+int uintr__post_self(struct uintr__upid *upid, unsigned int vector)
+{
+	uint32_t status;
+
+	return uintr__post_rmw(upid, vector, &status);
+}
+
+static inline void uintr__post(const struct uintr__target *t, unsigned int vector)
+{
+	uint32_t status;
+
+	if (uintr__post_rmw(t->upid, vector, &status) && uintr__notify_running(t))
+		atomic_compare_exchange_strong(&t->upid->status, &status, status | UINTR__UPID_ON);
 }
 
 /* True while any entry is connected (RFC: UITT not empty, TT enabled). */

@@ -7,6 +7,7 @@
  *   sender.c     UITT, uintr_register_sender / unregister, SENDUIPI = post + notify (2.4, 2.5, 5.1)
  *   delivery.c   notification processing and delivery, STUI/CLUI/TESTUI (5.2, 5.3, 5.5)
  *   wait.c       uintr_wait (2.6, 6.3)
+ *   timer.c      timer vectors: timers that post a vector of a receiver (ext.)
  *   sys.c        the few syscalls, fault raising (SIGILL/SIGSEGV), fork handling
  *   arch/<arch>  what differs per architecture (frame, flags, cpu_relax)
  *
@@ -108,6 +109,9 @@ struct uintr__fd_header {
 #define UINTR__TOKEN_TAG  0x5549000000000000ull /* "UI" in the top 16 bits */
 #define UINTR__TOKEN_MASK 0xffff000000000000ull
 
+/* Timer vectors per process (timer.c). */
+#define UINTR__TIMERS 256
+
 /* A receiver thread (private memory). */
 struct uintr__receiver {
 	uintr_handler_t handler;
@@ -127,6 +131,10 @@ struct uintr__receiver {
 	/* Binary compatibility (src/compat): deliver by rewriting the
 	 * interrupted context, as the CPU does, instead of calling handler. */
 	void (*deliver_context)(struct uintr__receiver *r, ucontext_t *uc);
+	/* Timers that post to this receiver (timer.c): their slots, and when
+	 * a poll point must next look at them (CLOCK_MONOTONIC ns, 0: never). */
+	_Atomic uint64_t timer_slots[UINTR__TIMERS / 64];
+	_Atomic uint64_t timer_due;
 	struct uintr__receiver *next; /* process list; then the thread's retired list */
 };
 
@@ -222,12 +230,30 @@ void uintr__sender_exit(void);
 void uintr__target_unmap(struct uintr__target *t);
 int uintr__uitt_live(const struct uintr__uitt *u);
 int uintr__senduipi_try(unsigned long long index);
+int uintr__post_self(struct uintr__upid *upid, unsigned int vector);
+
+/* timer.c */
+void uintr__timers_fire(struct uintr__receiver *r);
+void uintr__timer_signal(siginfo_t *si, ucontext_t *uc);
+void uintr__timers_receiver_gone(struct uintr__receiver *r);
+void uintr__timers_repoll(struct uintr__receiver *r, int polling);
+
+/* A poll point (uintr_poll, uintr_wait's poll phase): a timer of this
+ * receiver armed for poll points may be due.  No syscall, no clock read
+ * while none is armed. */
+static inline void uintr__timers_check(struct uintr__receiver *r)
+{
+	if (atomic_load_explicit(&r->timer_due, memory_order_relaxed))
+		uintr__timers_fire(r);
+}
+
 
 /* delivery.c */
 void uintr__signal_handler(int signo, siginfo_t *info, void *uc);
 uint64_t uintr__process_notification(struct uintr__receiver *r);
 unsigned int uintr__deliver(struct uintr_frame *frame);
 unsigned int uintr__deliver_here(void *ip, void *sp);
+void uintr__notified(struct uintr__receiver *r, ucontext_t *uc);
 extern struct sigaction uintr__previous_action;
 
 /*

@@ -66,6 +66,7 @@ static int uintr__delivered_since_wait(struct uintr__receiver *r)
 
 static int uintr__wait_is_over(struct uintr__receiver *r)
 {
+	uintr__timers_check(r); /* a poll point (timer.c) */
 	return uintr__anything_posted(r) || uintr__delivered_since_wait(r);
 }
 
@@ -130,6 +131,10 @@ static int uintr__block_until_notified(struct uintr__receiver *r)
 	uint32_t s;
 
 	atomic_store(&uintr__self.blocking, 1);
+	/* Poll-point timers cannot fire while we sleep: the kernel's timers
+	 * take over until we run again (timer.c). */
+	if (atomic_load(&r->timer_due))
+		uintr__timers_repoll(r, 0);
 	s = uintr__set_status(upid, UINTR__UPID_NV_MASK | UINTR__UPID_SN,
 			      UINTR__NV(UINTR__NV_BLOCKED));
 	while (!(s & (UINTR__UPID_ON | UINTR__UPID_DEAD)) && !uintr__wait_is_over(r)) {
@@ -147,6 +152,8 @@ static int uintr__block_until_notified(struct uintr__receiver *r)
 	uintr__set_status(upid, UINTR__UPID_NV_MASK | UINTR__UPID_SN,
 			  UINTR__NV(UINTR__NV_RUNNING) | uintr__sn(r));
 	atomic_store(&uintr__self.blocking, 0);
+	if (r->polling && uintr__self.receiver == r)
+		uintr__timers_repoll(r, 1);
 	return interrupted;
 }
 
@@ -194,6 +201,7 @@ UINTR__EXPORT int uintr_poll(void)
 		uintr__leave();
 		return uintr__fail(EOPNOTSUPP);
 	}
+	uintr__timers_check(r);
 	if (uintr__anything_posted(r)) {
 		uintr__process_notification(r);
 		if (atomic_load(&uintr__self.uif))
@@ -213,6 +221,7 @@ UINTR__EXPORT int uintr_set_polling(int on)
 		return uintr__fail(EOPNOTSUPP);
 	}
 	r->polling = on != 0;
+	uintr__timers_repoll(r, r->polling);
 	if (r->polling) {
 		uintr__set_status(r->upid, UINTR__UPID_SN, UINTR__UPID_SN);
 	} else {
