@@ -528,7 +528,7 @@ static ALWAYS_INLINE void u_await_wait(struct shared *sh, int me)
 	struct side *s = &sh->side[me];
 
 	while (!atomic_load(&s->flag))
-		uintr_wait(0);
+		uintr_wait_since_last(0);
 	atomic_store(&s->flag, 0);
 }
 

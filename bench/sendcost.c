@@ -139,7 +139,7 @@ static void *sc_receiver(void *p)
 		break;
 	case SC_NOTIFY_BLOCKED:
 		while (!stopped(sh))
-			uintr_wait(0);
+			uintr_wait_since_last(0);
 		break;
 	default: /* pending, notify-running: run without polling */
 		while (!stopped(sh))

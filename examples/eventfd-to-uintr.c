@@ -20,18 +20,20 @@
  *                                   uintr_stui()
  *   (share efd)                     idx = uintr_register_sender(ufd, 0)
  *   write(efd, &one, 8)             uintr_senduipi(idx)
- *   read(efd, &count, 8)            uintr_wait(0)
+ *   read(efd, &count, 8)            uintr_wait_since_last(0)
  *
  * A wake-up never gets lost either way.  read() returns at once when the
  * eventfd counter is not zero, that is, when the producer wrote while the
- * worker was busy.  uintr_wait() returns at once when an interrupt is
- * pending or when the handler ran since the previous uintr_wait()
+ * worker was busy.  uintr_wait_since_last() returns at once when an
+ * interrupt is pending or when the handler ran since the previous wait
  * returned, that is, when the producer posted while the worker was busy.
+ * (The RFC's uintr_wait() would not notice a handler that ran before the
+ * call, and could sleep through the last wake-up.)
  *
  * The difference: write(eventfd) is a system call every time, while
  * uintr_senduipi() makes one only when the worker has to be notified: not
  * while the previous wake-up has not been noticed yet, and not while the
- * worker polls at the start of uintr_wait().
+ * worker polls at the start of its wait.
  *
  *   cc -O2 -Wall -Wextra eventfd-to-uintr.c -o eventfd-to-uintr $(pkg-config --cflags --libs uintr)
  */
@@ -85,7 +87,7 @@ static void wait_for_work(void)
 			die("read(eventfd)");
 		atomic_fetch_add(&wakeups, 1);
 	} else {
-		uintr_wait(0); /* always -1 with errno EINTR */
+		uintr_wait_since_last(0); /* always -1 with errno EINTR */
 	}
 }
 

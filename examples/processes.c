@@ -151,14 +151,15 @@ int main(void)
 	send_fd(sv[0], fd);
 
 	/*
-	 * Wait for each interrupt; uintr_wait() returns after the handler ran,
-	 * or at once if it ran since the previous uintr_wait() returned.  The
-	 * ack lets the child go on.
+	 * Wait for each interrupt; uintr_wait_since_last() returns after the
+	 * handler ran, or at once if it ran since the previous wait returned
+	 * (the RFC's uintr_wait() would sleep then).  The ack lets the child
+	 * go on.
 	 */
 	uintr_stui();
 	for (i = 0; i < N; i++) {
 		while (atomic_load(&received) == i)
-			uintr_wait(0);
+			uintr_wait_since_last(0);
 		if (write(sv[0], "A", 1) != 1)
 			die("write");
 	}

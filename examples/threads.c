@@ -62,13 +62,14 @@ static void *receiver(void *arg)
 	uintr_stui(); /* UIF = 1: interrupts may be delivered from now on */
 
 	/*
-	 * uintr_wait() sleeps until an interrupt arrives and returns (-1,
-	 * errno EINTR) after the handler ran.  It also returns at once if the
-	 * handler ran since the previous uintr_wait() returned, so an
-	 * interrupt delivered between the test and the call is not missed.
+	 * uintr_wait_since_last() sleeps until an interrupt arrives and
+	 * returns (-1, errno EINTR) after the handler ran.  It also returns at
+	 * once if the handler ran since the previous wait returned, so an
+	 * interrupt delivered between the test and the call is not missed
+	 * (the RFC's uintr_wait() would sleep through it).
 	 */
 	while (atomic_load(&received) < N)
-		uintr_wait(0);
+		uintr_wait_since_last(0);
 
 	if (uintr_get_stats(&stats, 0) != 0)
 		die("uintr_get_stats");

@@ -100,6 +100,16 @@ int uintr_get_stats(struct uintr_stats *stats, unsigned int flags);
  */
 int uintr_poll(void);
 int uintr_set_polling(int on);
+/*
+ * uintr_wait_since_last() is uintr_wait() that also returns at once if an
+ * interrupt was delivered to the thread since the previous wait returned
+ * (since the registration, for the first), so that
+ * `while (!flag) uintr_wait_since_last(0);` cannot sleep through a handler
+ * that ran between the test and the call.  uintr_wait() itself is the
+ * RFC's: only a delivery during the call, or an interrupt pending at its
+ * start, ends it.
+ */
+int uintr_wait_since_last(unsigned int flags);
 int uintr_set_wait_spin(unsigned long long ns);
 
 /*

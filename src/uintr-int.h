@@ -6,7 +6,7 @@
  *   vector_fd.c  uintr_create_fd, the uintr_fd object and its release (2.3)
  *   sender.c     UITT, uintr_register_sender / unregister, SENDUIPI = post + notify (2.4, 2.5, 5.1)
  *   delivery.c   notification processing and delivery, STUI/CLUI/TESTUI (5.2, 5.3, 5.5)
- *   wait.c       uintr_wait (2.6, 6.3)
+ *   wait.c       uintr_wait, uintr_wait_since_last (2.6, 6.3)
  *   timer.c      timer vectors: timers that post a vector of a receiver (ext.)
  *   sys.c        the few syscalls, fault raising (SIGILL/SIGSEGV), fork handling
  *   arch/<arch>  what differs per architecture (frame, flags, cpu_relax)
@@ -207,6 +207,8 @@ void uintr__unlock(void);
 
 /* wait.c */
 uint64_t uintr__default_wait_spin(void);
+int uintr__wait(struct uintr__receiver *r, int since_last, uint64_t timeout_ns, void *ip,
+		void *sp);
 
 /* receiver.c */
 extern struct uintr__receiver *uintr__receivers;

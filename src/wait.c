@@ -1,21 +1,28 @@
 /*
  * Waiting and polling: uintr_wait (reference 2.6, 6.3), and the libuintr
- * extensions uintr_poll, uintr_set_polling, uintr_set_wait_spin.
+ * extensions uintr_wait_since_last, uintr_poll, uintr_set_polling,
+ * uintr_set_wait_spin.  One wait path, uintr__wait(), serves both ABIs
+ * (the later branch's timed wait, 3, is src/later.c).
  *
- * uintr_wait first polls for a short while with SN set, so that a sender
+ * uintr__wait first polls for a short while with SN set, so that a sender
  * posts without notifying and neither side makes a syscall.  Then, as in
  * the RFC, it switches the UPID's notification vector to 0xEB (with SN
  * clear); senders then notify it with a futex wake on the UPID status
  * instead of a signal.
  *
- * The RFC's own race is closed, in both of its forms.  An interrupt posted
- * just before the call: the switch to 0xEB is one atomic operation on the
- * status word, after which we sleep only if ON is clear and nothing is
- * posted or pending, and the futex sleeps only while the status word still
- * has the value we checked.  An interrupt delivered just before the call
- * (the handler ran between the caller's `while (!flag)` test and the call):
- * uintr_wait returns at once if any interrupt was delivered to the thread
- * since the previous uintr_wait returned, like an event count.
+ * When the wait is over (2.6): when an interrupt is delivered to the
+ * thread during the call.  An interrupt posted or recognized but not yet
+ * delivered when the call starts counts as arriving during it (it is
+ * delivered now); one whose handler already ran before the call does not.
+ * The switch to 0xEB is one atomic operation on the status word, after
+ * which we sleep only if ON is clear and nothing is posted or pending, and
+ * the futex sleeps only while the status word still has the value we
+ * checked: a post just before the call is never slept through.
+ *
+ * uintr_wait_since_last (an extension) also ends at once if an interrupt
+ * was delivered since the previous wait returned, like an event count:
+ * that closes the race of `while (!flag) uintr_wait(0);`, where the
+ * handler may run between the test of flag and the call.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>
@@ -58,16 +65,17 @@ static int uintr__anything_posted(struct uintr__receiver *r)
 	return atomic_load(&r->upid->pir) || atomic_load(&r->info->uirr);
 }
 
-/* Was an interrupt delivered since uintr_wait last returned? */
-static int uintr__delivered_since_wait(struct uintr__receiver *r)
+/* Was an interrupt delivered since `mark` (the count of deliveries when
+ * the call started, or when the previous wait returned)? */
+static int uintr__delivered_since(struct uintr__receiver *r, uint64_t mark)
 {
-	return atomic_load_explicit(&r->info->delivered, memory_order_relaxed) != r->wait_mark;
+	return atomic_load_explicit(&r->info->delivered, memory_order_relaxed) != mark;
 }
 
-static int uintr__wait_is_over(struct uintr__receiver *r)
+static int uintr__wait_is_over(struct uintr__receiver *r, uint64_t mark)
 {
 	uintr__timers_check(r); /* a poll point (timer.c) */
-	return uintr__anything_posted(r) || uintr__delivered_since_wait(r);
+	return uintr__anything_posted(r) || uintr__delivered_since(r, mark);
 }
 
 /* Set the status bits in `mask` to `value`, atomically; returns the new
@@ -90,8 +98,9 @@ static uint32_t uintr__sn(const struct uintr__receiver *r)
 	return r->polling ? UINTR__UPID_SN : 0;
 }
 
-/* The poll phase: SN = 1, watch PIR.  True if something arrived. */
-static int uintr__spin_for_post(struct uintr__receiver *r)
+/* The poll phase: SN = 1, watch PIR, until `end` (or the caller's
+ * deadline, if earlier).  True if something arrived. */
+static int uintr__spin_for_post(struct uintr__receiver *r, uint64_t mark, uint64_t end)
 {
 	uint64_t deadline;
 	unsigned int i = 0;
@@ -101,14 +110,16 @@ static int uintr__spin_for_post(struct uintr__receiver *r)
 	if (!r->polling)
 		uintr__set_status(r->upid, UINTR__UPID_SN, UINTR__UPID_SN);
 	deadline = uintr__now_ns() + r->wait_spin_ns;
-	while (!uintr__wait_is_over(r)) {
+	if (end && end < deadline)
+		deadline = end;
+	while (!uintr__wait_is_over(r, mark)) {
 		uintr__arch_cpu_relax();
 		if ((++i & 63) == 0 && uintr__now_ns() >= deadline)
 			break;
 	}
 	if (!r->polling)
 		uintr__set_status(r->upid, UINTR__UPID_SN, 0);
-	return uintr__wait_is_over(r);
+	return uintr__wait_is_over(r, mark);
 }
 
 /*
@@ -120,11 +131,12 @@ static int uintr__spin_for_post(struct uintr__receiver *r)
  *
  * Returns 1 if the sleep was ended by the handler of another signal (not
  * ours): the RFC's wait sleeps TASK_INTERRUPTIBLE, so the caller returns
- * -1/EINTR then (2.6).  The sleep has a timeout, so the kernel never
+ * -1/EINTR then (2.6); 2 if the caller's deadline `end` (CLOCK_MONOTONIC
+ * ns, 0 for none) passed.  The sleep has a timeout, so the kernel never
  * restarts it after a handler, SA_RESTART or not (-ERESTART_RESTARTBLOCK);
  * qemu-user does restart it after an SA_RESTART handler (documented).
  */
-static int uintr__block_until_notified(struct uintr__receiver *r)
+static int uintr__block_until_notified(struct uintr__receiver *r, uint64_t mark, uint64_t end)
 {
 	struct uintr__upid *upid = r->upid;
 	int interrupted = 0;
@@ -137,11 +149,22 @@ static int uintr__block_until_notified(struct uintr__receiver *r)
 		uintr__timers_repoll(r, 0);
 	s = uintr__set_status(upid, UINTR__UPID_NV_MASK | UINTR__UPID_SN,
 			      UINTR__NV(UINTR__NV_BLOCKED));
-	while (!(s & (UINTR__UPID_ON | UINTR__UPID_DEAD)) && !uintr__wait_is_over(r)) {
+	while (!(s & (UINTR__UPID_ON | UINTR__UPID_DEAD)) && !uintr__wait_is_over(r, mark)) {
 		unsigned int runs = atomic_load_explicit(&uintr__self.own_signal_runs,
 							 memory_order_relaxed);
+		uint64_t sleep_ns = UINTR__WAIT_RECHECK_NS;
 
-		if (uintr__futex_wait(&upid->status, s, UINTR__WAIT_RECHECK_NS) != 0 &&
+		if (end) {
+			uint64_t now = uintr__now_ns();
+
+			if (now >= end) {
+				interrupted = 2;
+				break;
+			}
+			if (end - now < sleep_ns)
+				sleep_ns = end - now;
+		}
+		if (uintr__futex_wait(&upid->status, s, sleep_ns) != 0 &&
 		    errno == EINTR &&
 		    atomic_load_explicit(&uintr__self.own_signal_runs, memory_order_relaxed) == runs) {
 			interrupted = 1;
@@ -158,14 +181,55 @@ static int uintr__block_until_notified(struct uintr__receiver *r)
 }
 
 /*
- * Ends with -1/EINTR, as the RFC's wake-up does: after a delivery, or with
- * UIF = 0 once something is pending (it stays pending), when a signal
- * handler unregistered the receiver meanwhile, or when the handler of
- * another signal ran while it slept.
+ * The one wait path.  `since_last`: the wait is also over if an interrupt
+ * was delivered since the previous wait returned (uintr_wait_since_last);
+ * otherwise only a delivery during this call, or an interrupt pending at
+ * its start, ends it (the RFC's uintr_wait, 2.6).  `timeout_ns`: 0 for
+ * none (the later branch's timed wait, 3).
+ *
+ * Returns -1/EINTR, as the RFC's wake-up does: after a delivery, or with
+ * UIF = 0 once something is pending (it stays pending: with UIF clear the
+ * RFC's outcome depends on when the kernel looks; we choose "return,
+ * deliver nothing"), when a signal handler unregistered the receiver
+ * meanwhile, or when the handler of another signal ran while it slept.
+ * Returns 0 when timeout_ns passed first.  The caller has checked flags
+ * and that the thread is a receiver.
  */
-UINTR__EXPORT int uintr_wait(unsigned int flags)
+int uintr__wait(struct uintr__receiver *r, int since_last, uint64_t timeout_ns, void *ip,
+		void *sp)
+{
+	uint64_t mark = since_last ? r->wait_mark
+				   : atomic_load_explicit(&r->info->delivered, memory_order_relaxed);
+	uint64_t end = timeout_ns ? uintr__now_ns() + timeout_ns : 0;
+	int ret = -1;
+
+	while (!uintr__delivered_since(r, mark)) {
+		int interrupted = 0;
+
+		if (!uintr__spin_for_post(r, mark, end))
+			interrupted = uintr__block_until_notified(r, mark, end);
+		if (uintr__self.receiver != r)
+			break;
+		uintr__process_notification(r);
+		if (atomic_load(&r->info->uirr))
+			break;
+		if (interrupted == 2 && !uintr__delivered_since(r, mark)) {
+			ret = 0;
+			break;
+		}
+		if (interrupted)
+			break;
+	}
+	if (uintr__self.receiver == r && atomic_load(&uintr__self.uif))
+		uintr__deliver_here(ip, sp);
+	r->wait_mark = atomic_load_explicit(&r->info->delivered, memory_order_relaxed);
+	return ret == 0 ? 0 : uintr__fail(EINTR);
+}
+
+static int uintr__wait_call(unsigned int flags, int since_last, void *ip, void *sp)
 {
 	struct uintr__receiver *r;
+	int ret;
 
 	if (flags != 0)
 		return uintr__fail(EINVAL);
@@ -174,22 +238,21 @@ UINTR__EXPORT int uintr_wait(unsigned int flags)
 		uintr__leave();
 		return uintr__fail(EOPNOTSUPP);
 	}
-	while (!uintr__delivered_since_wait(r)) {
-		int interrupted = 0;
-
-		if (!uintr__spin_for_post(r))
-			interrupted = uintr__block_until_notified(r);
-		if (uintr__self.receiver != r)
-			break;
-		uintr__process_notification(r);
-		if (interrupted || atomic_load(&r->info->uirr))
-			break;
-	}
-	if (atomic_load(&uintr__self.uif))
-		uintr__deliver_here(__builtin_return_address(0), __builtin_frame_address(0));
-	r->wait_mark = atomic_load_explicit(&r->info->delivered, memory_order_relaxed);
+	ret = uintr__wait(r, since_last, 0, ip, sp);
 	uintr__leave();
-	return uintr__fail(EINTR);
+	if (ret != 0)
+		errno = EINTR;
+	return ret;
+}
+
+UINTR__EXPORT int uintr_wait(unsigned int flags)
+{
+	return uintr__wait_call(flags, 0, __builtin_return_address(0), __builtin_frame_address(0));
+}
+
+UINTR__EXPORT int uintr_wait_since_last(unsigned int flags)
+{
+	return uintr__wait_call(flags, 1, __builtin_return_address(0), __builtin_frame_address(0));
 }
 
 UINTR__EXPORT int uintr_poll(void)

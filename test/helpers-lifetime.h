@@ -104,7 +104,8 @@ static inline void lt_become_receiver(int nvec, const unsigned int *vecs, int *f
 }
 
 /* A receiver thread: registers, creates its fds, STUI, then sleeps in
- * uintr_wait until `stop` is set and an interrupt wakes it. */
+ * uintr_wait_since_last until `stop` is set and an interrupt wakes it
+ * (race-free: the waking interrupt may be handled before the call). */
 struct lt_rx {
 	int nvec;
 	unsigned int vec[UINTR_MAX_VECTORS];
@@ -125,7 +126,7 @@ static void *lt_rx_main(void *arg)
 	atomic_store(&rx->ready, 1);
 	while (!atomic_load(&rx->stop)) {
 		errno = 0;
-		CHECK(uintr_wait(0) == -1 && errno == EINTR);
+		CHECK(uintr_wait_since_last(0) == -1 && errno == EINTR);
 		atomic_fetch_add(&rx->waits, 1);
 	}
 	CHECK(uintr_unregister_handler(0) == 0);

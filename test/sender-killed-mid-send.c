@@ -56,7 +56,8 @@ static void *receiver(void *arg)
 	while (!atomic_load(&stop)) {
 		if (atomic_load(&mode_wait)) {
 			errno = 0;
-			CHECK(uintr_wait(0) == -1 && errno == EINTR);
+			/* race-free: the last probe may be handled before the call */
+			CHECK(uintr_wait_since_last(0) == -1 && errno == EINTR);
 		}
 		atomic_fetch_add(&rx_loops, 1);
 	}

@@ -1,17 +1,17 @@
 /*
- * uintr_wait must return once a handler has run during the call
- * (reference 2.6: it "returns only when a user interrupt is received and
- * the interrupt handler returned"; README and wait.c: an interrupt posted
- * just before the call is not lost).  This places a notification
- * deterministically inside the call, after it began and before it blocks:
- * the receiver calls uintr_wait(0) on a stack whose next page is missing
+ * uintr_wait_since_last (the race-free extension, issue 12) must return
+ * once a handler has run after the previous wait returned, even if it ran
+ * before the wait could look (wait.c).  This places a notification
+ * deterministically at the start of the call, before it blocks:
+ * the receiver calls uintr_wait_since_last(0) on a stack whose next page is missing
  * and watched by userfaultfd, so uintr_wait's first pushes fault and the
  * receiver stops in the kernel.  The sender thread, told of the fault,
  * posts (a notification signal: the receiver is not blocked in the wait
  * yet), waits until the handler has run (on the sigaltstack), then maps
  * the page.  uintr_wait must then return -1/EINTR with the handler run
  * exactly once; sleeping in the futex instead is the lost wake-up the
- * ping-pong loop `while (!flag) uintr_wait(0);` can hit by chance.
+ * ping-pong loop `while (!flag) uintr_wait(0);` can hit by chance, and
+ * that the extension exists to close.
  * x86-64 only (the stack switch is inline asm); skips (77) where
  * userfaultfd is unavailable or the wait did not touch the page.
  */
@@ -57,7 +57,7 @@ static int wait_on_stack(void *sp)
 			 "call *%[fn]\n\t"
 			 "mov %%rbx, %%rsp\n\t"
 			 : "=a"(ret)
-			 : [sp] "r"(sp), [fn] "r"(uintr_wait)
+			 : [sp] "r"(sp), [fn] "r"(uintr_wait_since_last)
 			 : "rbx", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "memory",
 			   "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
 			   "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
@@ -212,7 +212,7 @@ int main(void)
 				return T_SKIP;
 			}
 			if (mapped && handled == 1) {
-				fprintf(stderr, "uintr_wait sleeps although the handler ran during "
+				fprintf(stderr, "uintr_wait_since_last sleeps although the handler ran during "
 						"the call (lost wake-up)\n");
 				return T_FAIL;
 			}

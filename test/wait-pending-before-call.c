@@ -1,8 +1,8 @@
 /*
- * uintr_wait with an interrupt posted before the call (reference 2.6: the
- * RFC's race "the interrupt could be received before the wait syscall" is
- * closed here; README: with UIF = 0 it returns -1/EINTR as soon as
- * something is pending, without delivering).  The receiver blocks the
+ * uintr_wait with an interrupt posted before the call and not yet
+ * delivered (reference 2.6: it counts as arriving during the call, issue
+ * 12; README: with UIF = 0 it returns -1/EINTR as soon as something is
+ * pending, without delivering).  The receiver blocks the
  * notification signal so the post stays in the UPID.
  *  A: UIF = 1; the sender posts vector 4; uintr_wait returns -1/EINTR at
  *     once, after running the handler exactly once.

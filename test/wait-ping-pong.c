@@ -1,8 +1,8 @@
 /*
- * uintr_wait ping-pong (reference 2.6: callers loop "while (!flag)
+ * uintr_wait_since_last ping-pong (reference 2.6: callers loop "while (!flag)
  * uintr_wait(0)"; 9: the ipc-bench uintrfd-bi-wait harness): two receiver
  * threads, each a sender to the other, exchange 20000 round trips, each
- * side sleeping in uintr_wait until its handler sets its flag.  No
+ * side sleeping in uintr_wait_since_last (race-free: issue 12) until its handler sets its flag.  No
  * interrupt is lost (the test ends) and the counts are exact on both
  * sides: 20000 handler runs each, thread stats delivered 20000 each, no
  * spurious notification.  It runs twice: with the default wait policy
@@ -55,7 +55,7 @@ static void *thread_a(void *arg)
 	for (i = 0; i < ROUNDS; i++) {
 		uintr_senduipi((unsigned long long)idx);
 		while (!flag_a)
-			uintr_wait(0);
+			uintr_wait_since_last(0);
 		flag_a = 0;
 	}
 	CHECK(uintr_get_stats(&st, 0) == 0);
@@ -85,7 +85,7 @@ static void *thread_b(void *arg)
 	WAIT_UNTIL(a_sender);
 	for (i = 0; i < ROUNDS; i++) {
 		while (!flag_b)
-			uintr_wait(0);
+			uintr_wait_since_last(0);
 		flag_b = 0;
 		uintr_senduipi((unsigned long long)idx);
 	}

@@ -12,7 +12,8 @@
  *   3. UIF = 0 with an interrupt pending: returns -EINTR at once, nothing
  *      delivered; STUI then delivers it.
  *   4. An interrupt was delivered since the last wait returned (by the
- *      STUI of round 3): returns at once (the engine's event count).
+ *      STUI of round 3), before this call: it does not count, the call
+ *      blocks until the next send (the RFC's wait; issue 12).
  *   5. Blocks again; a signal of the program (SIGUSR1, SA_RESTART) gets
  *      through while it blocks: its handler runs and the wait returns
  *      -EINTR with nothing delivered, as the RFC's TASK_INTERRUPTIBLE
@@ -101,25 +102,27 @@ static void *receiver(void *arg)
 	CHECK_EQ(LOAD(handled), 3);
 
 	/* 4 */
+	STORE(phase, 4);
 	r = raw_wait(&after);
 	CHECK_EQ(r, -EINTR);
-	CHECK_EQ(LOAD(handled), 3);
+	CHECK_EQ(LOAD(handled), 4);
+	CHECK_EQ(LOAD(seen_rip[3]), after);
 
 	/* 5 */
 	STORE(phase, 5);
 	r = raw_wait(&after);
 	CHECK_EQ(r, -EINTR);
 	CHECK_EQ(LOAD(usr1_count), 1);
-	CHECK_EQ(LOAD(handled), 3);
+	CHECK_EQ(LOAD(handled), 4);
 
 	/* 6 */
 	STORE(phase, 6);
 	r = raw_wait(&after);
 	CHECK_EQ(r, -EINTR);
-	CHECK_EQ(LOAD(handled), 4);
-	CHECK_EQ(LOAD(seen_rip[3]), after);
+	CHECK_EQ(LOAD(handled), 5);
+	CHECK_EQ(LOAD(seen_rip[4]), after);
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 		CHECK_EQ(LOAD(seen_vector[i]), 9);
 	CHECK_EQ(_testui(), 1);
 	CHECK_EQ(u_unregister_handler(0), 0);
@@ -147,14 +150,17 @@ int main(void)
 	WAIT_UNTIL(LOAD(phase) == 3);
 	_senduipi((unsigned long long)idx);
 	t_chan_post(&go);
+	WAIT_UNTIL(LOAD(phase) == 4 && t_thread_state(tid) == 'S');
+	CHECK_EQ(LOAD(handled), 3);
+	_senduipi((unsigned long long)idx);
 	WAIT_UNTIL(LOAD(phase) == 5 && t_thread_state(tid) == 'S');
 	CHECK(syscall(SYS_tgkill, getpid(), tid, SIGUSR1) == 0);
 	WAIT_UNTIL(LOAD(usr1_count) == 1);
 	WAIT_UNTIL(LOAD(phase) == 6 && t_thread_state(tid) == 'S');
-	CHECK_EQ(LOAD(handled), 3);
-	_senduipi((unsigned long long)idx);
-	WAIT_UNTIL(LOAD(handled) == 4);
-	t_join(t);
 	CHECK_EQ(LOAD(handled), 4);
+	_senduipi((unsigned long long)idx);
+	WAIT_UNTIL(LOAD(handled) == 5);
+	t_join(t);
+	CHECK_EQ(LOAD(handled), 5);
 	return T_PASS;
 }

@@ -1435,15 +1435,14 @@ static void op_wait(struct input *in)
 		return;
 	}
 	R = &rxs[r];
-	/* It returns at once only if something was delivered since the last
-	 * uintr_wait returned, or something is posted or pending. */
-	if (R->delivered == R->wait_mark && !R->pir && !R->uirr)
+	/* It returns at once only if something is posted or pending (2.6: a
+	 * delivery before the call does not count, issue 12). */
+	if (!R->pir && !R->uirr)
 		return;
 	tr("slot %d: uintr_wait(0)", si);
 	exec_on(si, &c);
 	expect_result("uintr_wait", &c, EINTR);
-	if (R->delivered == R->wait_mark)
-		model_recognize(r);
+	model_recognize(r);
 	if (slots[si].uif)
 		model_deliver(r);
 	R->wait_mark = R->delivered;

@@ -132,7 +132,7 @@ static void *stable_rx_main(void *arg)
 	s->ready = 1;
 	while (!atomic_load(&s->stop)) {
 		errno = 0;
-		CHECK(uintr_wait(0) == -1 && errno == EINTR);
+		CHECK(uintr_wait_since_last(0) == -1 && errno == EINTR); /* race-free: the stop vector may be handled before the call */
 	}
 	CHECK(uintr_unregister_handler(0) == 0);
 	return NULL;
