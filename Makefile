@@ -18,7 +18,7 @@ RUNNER  ?=
 B       ?= build
 
 LIB_SRC  = src/receiver.c src/vector_fd.c src/sender.c src/delivery.c src/wait.c src/sys.c \
-	   src/timer.c
+	   src/timer.c src/env.c
 LIB_HDR  = include/uintr.h src/uintr-int.h $(wildcard src/arch/*.h src/arch/*/arch.h)
 PIC_OBJ  = $(LIB_SRC:src/%.c=$(B)/pic/%.o)
 STA_OBJ  = $(LIB_SRC:src/%.c=$(B)/static/%.o)
@@ -49,9 +49,11 @@ bench: $(BENCH)
 bench-smoke: $(BENCH)
 	$(BENCH) -q -o $(B)/bench-smoke
 
-$(B)/uintrstat: tools/uintrstat.c $(LIB_HDR)
+# uintrstat uses the library's internal layout and validators (hidden
+# symbols of the static archive).
+$(B)/uintrstat: tools/uintrstat.c $(LIB_HDR) $(STATIC)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(XCFLAGS) $< -o $@ $(LDLIBS)
+	$(CC) $(CFLAGS) $(XCFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
 
 $(B)/pic/%.o: src/%.c $(LIB_HDR)
 	@mkdir -p $(dir $@)

@@ -62,13 +62,21 @@ struct uintr_state {
 	unsigned long long stack_adjust; /* UISTACKADJUST */
 	unsigned int uitt_size;          /* UITTSZ, MISC[31:0] */
 	unsigned char uinv;              /* UINV, MISC[39:32] */
-	unsigned char reserved[2];
+	unsigned char blocked;           /* libuintr, MISC[47:40]: UINTR_STATE_SIGNAL_* */
+	unsigned char reserved[1];
 	unsigned char uif_byte;          /* bit 7: UIF */
 	unsigned long long upid_addr;    /* UPIDADDR */
 	unsigned long long uirr;         /* UIRR */
 	unsigned long long uitt_addr;    /* UITTADDR, bit 0 = SENDUIPI enabled */
 };
 #define UINTR_STATE_UIF 0x80
+/*
+ * Why a running receiver gets no interrupt (libuintr delivers to running
+ * code with a signal, uintr(7)): the thread blocks the notification
+ * signal; the program changed that signal's disposition.
+ */
+#define UINTR_STATE_SIGNAL_BLOCKED 0x01
+#define UINTR_STATE_SIGNAL_LOST    0x02
 int uintr_read_state(struct uintr_state *state);
 
 /*

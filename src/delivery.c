@@ -189,6 +189,8 @@ UINTR__EXPORT void uintr_stui(void)
 	struct uintr__receiver *r = uintr__enter();
 
 	atomic_store(&uintr__self.uif, 1);
+	if (r && uintr__debug)
+		uintr__debug_check("uintr_stui");
 	if (r && atomic_load(&r->info->uirr))
 		uintr__deliver_here(__builtin_return_address(0), __builtin_frame_address(0));
 	uintr__leave();

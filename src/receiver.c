@@ -120,6 +120,7 @@ static struct uintr__receiver *uintr__receiver_new(uintr_handler_t handler)
 	r->info->token = r->token;
 	r->info->tgid = getpid();
 	r->info->tid = r->tid;
+	r->info->signo = uintr__signo;
 	{
 		char state;
 		int pidfd = uintr__pidfd_open_thread(r->tid);
@@ -192,6 +193,8 @@ UINTR__EXPORT int uintr_register_handler(uintr_handler_t handler, unsigned int f
 	}
 	uintr__self.receiver = r;
 	uintr__restore_signal(&old);
+	if (uintr__debug)
+		uintr__debug_check("uintr_register_handler");
 	return 0;
 }
 
@@ -277,6 +280,7 @@ UINTR__EXPORT int uintr_read_state(struct uintr_state *state)
 		state->uinv = UINTR__NV_RUNNING;
 		state->upid_addr = (unsigned long long)(uintptr_t)r->upid;
 		state->uirr = atomic_load(&r->info->uirr);
+		state->blocked = (unsigned char)uintr__delivery_blockers();
 	}
 	if (u && uintr__uitt_live(u)) {
 		state->uitt_size = UINTR_UITT_ENTRIES; /* the RFC writes 256 (2.4) */

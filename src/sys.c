@@ -279,16 +279,16 @@ static void uintr__fork_child(void)
 
 static int uintr__choose_signal(void)
 {
+	static _Atomic int complained;
 	const char *env = getenv("UINTR_SIGNAL");
-	int signo = SIGRTMAX - 7;
+	char why[UINTR__ENV_WHY];
+	int signo;
 
-	if (env && *env) {
-		char *end;
-		long v = strtol(env, &end, 10);
-
-		if (*end != '\0' || v < SIGRTMIN || v > SIGRTMAX)
-			return -1;
-		signo = (int)v;
+	if (uintr__env_signal(env, &signo, why, sizeof(why)) != 0) {
+		uintr__env_complain(&complained, "UINTR_SIGNAL", env, why,
+				    "uintr_register_handler, uintr_register_sender and "
+				    "uintr_notification_signal fail with EINVAL");
+		return -1;
 	}
 	return signo;
 }
@@ -298,8 +298,10 @@ static int uintr__choose_signal(void)
 static int uintr__setup_once(void)
 {
 	struct sigaction sa;
-	int signo = uintr__choose_signal();
+	int signo;
 
+	uintr__debug_init();
+	signo = uintr__choose_signal();
 	if (signo < 0)
 		return EINVAL;
 	if (!uintr__exit_key_made) {

@@ -92,6 +92,7 @@ struct uintr__info {
 	_Atomic uint64_t uirr;       /* recognized, not yet delivered (private to the
 				      * receiver; here so that uintrstat can read it) */
 	uint64_t upid_ino;           /* inode of the UPID memfd, for uintrstat */
+	int32_t signo;               /* the notification signal, for uintrstat */
 };
 
 /* Header message queued in every uintr_fd (SCM_RIGHTS: upid memfd, info memfd). */
@@ -206,9 +207,23 @@ void uintr__lock(void);
 void uintr__unlock(void);
 
 /* wait.c */
+#define UINTR__DEFAULT_WAIT_SPIN_NS 30000ull
 uint64_t uintr__default_wait_spin(void);
 int uintr__wait(struct uintr__receiver *r, int since_last, uint64_t timeout_ns, void *ip,
 		void *sp);
+
+/* env.c: the environment (validated here, also for uintrstat) and the
+ * messages on stderr. */
+#define UINTR__ENV_WHY 160
+extern int uintr__debug; /* UINTR_DEBUG=1 */
+int uintr__env_signal(const char *value, int *signo, char *why, size_t len);
+int uintr__env_wait_spin(const char *value, uint64_t *ns, char *why, size_t len);
+int uintr__env_debug(const char *value, int *on, char *why, size_t len);
+void uintr__env_complain(_Atomic int *once, const char *name, const char *value, const char *why,
+			 const char *consequence);
+void uintr__debug_init(void);
+unsigned int uintr__delivery_blockers(void);
+void uintr__debug_check(const char *call);
 
 /* receiver.c */
 extern struct uintr__receiver *uintr__receivers;

@@ -30,8 +30,6 @@
 
 #include "uintr-int.h"
 
-#define UINTR__DEFAULT_WAIT_SPIN_NS 30000ull
-
 /* The futex sleep rechecks the UPID this often.  Not needed by the
  * protocol (model/uintr.pml checks it without): it bounds what a sender
  * killed between setting ON and its futex wake costs (sender.c). */
@@ -39,14 +37,15 @@
 
 uint64_t uintr__default_wait_spin(void)
 {
+	static _Atomic int complained;
 	const char *env = getenv("UINTR_WAIT_SPIN_NS");
-	char *end;
-	unsigned long long v;
+	char why[UINTR__ENV_WHY];
+	uint64_t ns;
 
-	if (!env || *env < '0' || *env > '9')
-		return UINTR__DEFAULT_WAIT_SPIN_NS;
-	v = strtoull(env, &end, 10);
-	return *end == '\0' ? v : UINTR__DEFAULT_WAIT_SPIN_NS;
+	if (uintr__env_wait_spin(env, &ns, why, sizeof(why)) != 0)
+		uintr__env_complain(&complained, "UINTR_WAIT_SPIN_NS", env, why,
+				    "uintr_wait polls for the default 30000 ns");
+	return ns;
 }
 
 static uint64_t uintr__now_ns(void)

@@ -17,7 +17,8 @@ _Static_assert(offsetof(struct uintr_state, handler) == 0, "UIHANDLER at 0");
 _Static_assert(offsetof(struct uintr_state, stack_adjust) == 8, "UISTACKADJUST at 8");
 _Static_assert(offsetof(struct uintr_state, uitt_size) == 16, "UITTSZ at 16");
 _Static_assert(offsetof(struct uintr_state, uinv) == 20, "UINV at 20");
-_Static_assert(offsetof(struct uintr_state, reserved) == 21, "reserved at 21");
+_Static_assert(offsetof(struct uintr_state, blocked) == 21, "libuintr's blocked byte at 21");
+_Static_assert(offsetof(struct uintr_state, reserved) == 22, "reserved at 22");
 _Static_assert(offsetof(struct uintr_state, uif_byte) == 23, "UIF byte at 23");
 _Static_assert(offsetof(struct uintr_state, upid_addr) == 24, "UPIDADDR at 24");
 _Static_assert(offsetof(struct uintr_state, uirr) == 32, "UIRR at 32");
@@ -111,8 +112,8 @@ int main(void)
 	CHECK_EQ(s.stack_adjust, 128);
 	CHECK_EQ(s.uitt_size, 0);
 	CHECK_EQ(s.uinv, 0xEC);
+	CHECK_EQ(s.blocked, 0); /* nothing keeps this receiver from interrupts */
 	CHECK_EQ(s.reserved[0], 0);
-	CHECK_EQ(s.reserved[1], 0);
 	CHECK_EQ(s.uif_byte, 0);
 	CHECK(s.upid_addr != 0);
 	CHECK_EQ(s.upid_addr % 64, 0); /* UPID is 64-byte aligned (4.1) */

@@ -87,10 +87,105 @@ static int fd_vector(int pidfd, int fd, pid_t *tid)
 	return (int)h.vector;
 }
 
+/* Bit signo-1 of the hex mask on the line `key` of a /proc status file;
+ * -1 if unknown. */
+static int proc_sigbit(const char *path, const char *key, int signo)
+{
+	char line[256];
+	int bit = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f || signo < 1 || signo > 64) {
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key))) {
+			unsigned long long mask = strtoull(line + strlen(key), NULL, 16);
+
+			bit = (int)((mask >> (signo - 1)) & 1);
+			break;
+		}
+	fclose(f);
+	return bit;
+}
+
+/* Why a live receiver gets no interrupt while it runs (uintr_read_state's
+ * UINTR_STATE_SIGNAL_* seen from outside), and whether it sleeps in
+ * uintr_wait; appended to "active".  Sets *legend bits for the notes. */
+static void receiver_state(int pid, const struct uintr__info *in, const struct uintr__upid *upid,
+			   char *buf, size_t len, unsigned int *legend)
+{
+	char path[96];
+	size_t n;
+
+	if (!atomic_load(&((struct uintr__info *)in)->active)) {
+		snprintf(buf, len, "inactive");
+		return;
+	}
+	n = (size_t)snprintf(buf, len, "active");
+	if (upid && ((atomic_load(&((struct uintr__upid *)upid)->status) & UINTR__UPID_NV_MASK) ==
+		     UINTR__NV(UINTR__NV_BLOCKED)))
+		n += (size_t)snprintf(buf + n, len - n, ",waiting");
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, (int)in->tid);
+	if (proc_sigbit(path, "SigBlk:", in->signo) == 1) {
+		n += (size_t)snprintf(buf + n, len - n, ",signal-blocked");
+		*legend |= UINTR_STATE_SIGNAL_BLOCKED;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (proc_sigbit(path, "SigCgt:", in->signo) == 0) {
+		snprintf(buf + n, len - n, ",signal-lost");
+		*legend |= UINTR_STATE_SIGNAL_LOST;
+	}
+}
+
+/* The UINTR_* variables a process started with (/proc/PID/environ: what
+ * it setenv()s later is not there), each checked as the library checks it. */
+static void show_environment(int pid)
+{
+	static char env[65536];
+	char path[64], why[UINTR__ENV_WHY];
+	size_t n = 0;
+	ssize_t k;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	while (n < sizeof(env) - 1 && (k = read(fd, env + n, sizeof(env) - 1 - n)) > 0)
+		n += (size_t)k;
+	close(fd);
+	env[n] = '\0';
+	for (size_t i = 0; i < n; i += strlen(env + i) + 1) {
+		const char *var = env + i, *value = strchr(var, '=');
+		const char *effect = NULL;
+		uint64_t ns;
+		int v;
+
+		if (!value || strncmp(var, "UINTR_", 6) != 0)
+			continue;
+		value++;
+		if (!strncmp(var, "UINTR_SIGNAL=", 13) &&
+		    uintr__env_signal(value, &v, why, sizeof(why)) != 0)
+			effect = "registration fails with EINVAL";
+		else if (!strncmp(var, "UINTR_WAIT_SPIN_NS=", 19) &&
+			 uintr__env_wait_spin(value, &ns, why, sizeof(why)) != 0)
+			effect = "ignored: uintr_wait polls 30000 ns";
+		else if (!strncmp(var, "UINTR_DEBUG=", 12) &&
+			 uintr__env_debug(value, &v, why, sizeof(why)) != 0)
+			effect = "ignored: debug messages off";
+		if (effect)
+			printf("  environment: %s: %s; %s\n", var, why, effect);
+	}
+}
+
 static int show_process(int pid, int quiet_if_none)
 {
 	struct page upids[256], infos[256];
-	int nupid = 0, ninfo = 0, i, j, pidfd, shown = 0;
+	int nupid = 0, ninfo = 0, i, j, pidfd, shown = 0, signo = 0;
+	unsigned int legend = 0;
 	char dirpath[64], comm[64] = "?", path[320], link[256];
 	struct dirent *d;
 	FILE *f;
@@ -133,16 +228,24 @@ static int show_process(int pid, int quiet_if_none)
 		fclose(f);
 	}
 	printf("pid %d (%s)\n", pid, comm);
+	show_environment(pid);
 	printf("  %-8s %-20s %-20s %12s %13s %9s %s\n", "tid", "vectors", "pending",
 	       "delivered", "notifications", "spurious", "state");
 	for (i = 0; i < ninfo; i++) {
 		const struct uintr__info *in = infos[i].map;
+		const struct uintr__upid *upid = NULL;
 		uint64_t pending = atomic_load(&((struct uintr__info *)in)->uirr);
+		char state[96];
 
 		for (j = 0; j < nupid; j++) {
-			if (upids[j].ino == in->upid_ino)
+			if (upids[j].ino == in->upid_ino) {
+				upid = upids[j].map;
 				pending |= atomic_load(&((struct uintr__upid *)upids[j].map)->pir);
+			}
 		}
+		receiver_state(pid, in, upid, state, sizeof(state), &legend);
+		if (in->signo)
+			signo = in->signo;
 		printf("  %-8d", in->tid);
 		print_vectors(atomic_load(&((struct uintr__info *)in)->registered));
 		print_vectors(pending);
@@ -150,11 +253,19 @@ static int show_process(int pid, int quiet_if_none)
 		       (unsigned long long)atomic_load(&((struct uintr__info *)in)->delivered),
 		       (unsigned long long)atomic_load(&((struct uintr__info *)in)->notifications),
 		       (unsigned long long)atomic_load(&((struct uintr__info *)in)->spurious),
-		       atomic_load(&((struct uintr__info *)in)->active) ? "active" : "inactive");
+		       state);
 		shown++;
 	}
 	if (!shown)
 		printf("  (no receivers)\n");
+	if (legend & UINTR_STATE_SIGNAL_BLOCKED)
+		printf("  signal-blocked: the thread blocks signal %d, the notification signal: "
+		       "no interrupt while it runs, only at uintr_poll/uintr_wait or when it "
+		       "unblocks it\n", signo);
+	if (legend & UINTR_STATE_SIGNAL_LOST)
+		printf("  signal-lost: signal %d, the notification signal, is not caught any more "
+		       "(the program set it to SIG_IGN or SIG_DFL): no interrupt while a receiver "
+		       "runs\n", signo);
 
 	/* uintr fds: sockets whose header says so. */
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);

@@ -54,7 +54,9 @@ static unsigned int uintr__compat_base(void)
 		return UINTR__COMPAT_DEFAULT_BASE;
 	v = strtoul(env, &end, 10);
 	if (*end != '\0' || v == 0 || v > 2000) {
-		fprintf(stderr, "libuintr-compat: ignoring UINTR_SYSCALL_BASE=%s\n", env);
+		fprintf(stderr, "libuintr-compat: UINTR_SYSCALL_BASE=%s: not a syscall number from 1 "
+			"to 2000 (471: Intel's later kernels, 449: the RFC's); using %u (see "
+			"uintr(7), ENVIRONMENT)\n", env, UINTR__COMPAT_DEFAULT_BASE);
 		return UINTR__COMPAT_DEFAULT_BASE;
 	}
 	return (unsigned int)v;
