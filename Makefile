@@ -90,9 +90,25 @@ comma := ,
 include test/compat/Makefile.inc
 all: $(COMPAT_LIBS) $(COMPAT_TESTS)
 
-check: $(STATIC) $(TOOLS) $(TEST_BIN) $(COMPAT_LIBS) $(COMPAT_TESTS)
+# The examples (README "Examples"): built by make, run by make check (the
+# -muintr one through tools/uintr-run, where the emulation is built).
+EXAMPLES = $(patsubst examples/%.c,%,$(wildcard examples/*.c))
+EXAMPLE_BIN = $(EXAMPLES:%=$(B)/examples/%)
+$(B)/examples/%: examples/%.c $(STATIC) include/uintr.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
+ifneq ($(COMPAT_SO),)
+EXAMPLE_BIN += $(patsubst %.c,$(B)/%,$(wildcard examples/muintr/*.c))
+$(B)/examples/muintr/%: examples/muintr/%.c
+	@mkdir -p $(dir $@)
+	$(COMPAT_TEST_CC) $(CFLAGS) -Wall -Wextra -muintr -mgeneral-regs-only $< -pthread -o $@
+endif
+all: $(EXAMPLE_BIN)
+
+check: $(STATIC) $(TOOLS) $(TEST_BIN) $(COMPAT_LIBS) $(COMPAT_TESTS) $(EXAMPLE_BIN)
 	@RUNNER="$(RUNNER)" TEST_LOGDIR=$(B)/test-logs \
-		UINTR_COMPAT_LIB=$(abspath $(COMPAT_SO)) test/run-tests.sh $(TEST_BIN) $(COMPAT_TESTS)
+		UINTR_COMPAT_LIB=$(abspath $(COMPAT_SO)) test/run-tests.sh $(TEST_BIN) $(COMPAT_TESTS) \
+		$(EXAMPLE_BIN)
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, then
 # ThreadSanitizer (clang), each in its own build directory.
@@ -161,18 +177,17 @@ uninstall:
 
 # Build and run every example against an installed copy, found through
 # pkg-config, as a user would (make install DESTDIR=... first).
-EXAMPLES = $(patsubst examples/%.c,%,$(wildcard examples/*.c))
 check-install:
 	rm -rf $(B)/stage
 	$(MAKE) --no-print-directory install DESTDIR=$(CURDIR)/$(B)/stage PREFIX=/usr/local
 	@set -e; pc="$(CURDIR)/$(B)/stage/usr/local/lib/pkgconfig"; \
-	root="$(CURDIR)/$(B)/stage"; mkdir -p $(B)/examples; \
+	root="$(CURDIR)/$(B)/stage"; mkdir -p $(B)/examples-installed; \
 	for e in $(EXAMPLES); do \
 		flags=$$(PKG_CONFIG_PATH=$$pc PKG_CONFIG_SYSROOT_DIR=$$root pkg-config --cflags --libs uintr); \
 		echo "cc examples/$$e.c $$flags"; \
-		$(CC) -O2 -Wall -Wextra -Werror examples/$$e.c -o $(B)/examples/$$e $$flags \
+		$(CC) -O2 -Wall -Wextra -Werror examples/$$e.c -o $(B)/examples-installed/$$e $$flags \
 			-Wl,-rpath,$$root/usr/local/lib; \
-		timeout 60 $(B)/examples/$$e >/dev/null; echo "  $$e: ok"; \
+		timeout 60 $(B)/examples-installed/$$e >/dev/null; echo "  $$e: ok"; \
 	done
 	@set -e; cd $(B)/stage/usr/local/share/man; for m in man7/*.7 man3/*.3 man1/*.1; do \
 		out=$$(MANWIDTH=80 man --warnings -l $$m 2>&1 >/dev/null); \

@@ -16,6 +16,9 @@ for t in "$@"; do
 	case $t in
 	*/test/compat/*)	# -muintr programs run under the emulation
 		name=compat/$name; runner="$(dirname "$0")/../tools/uintr-run" ;;
+	*/examples/muintr/*)
+		name=examples/muintr/$name; runner="$(dirname "$0")/../tools/uintr-run" ;;
+	*/examples/*) name=examples/$name ;;
 	esac
 	mkdir -p "$(dirname "$logdir/$name")"
 	timeout -k 5 "$limit" $runner "$t" >"$logdir/$name.log" 2>&1
