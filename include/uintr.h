@@ -121,6 +121,23 @@ int uintr_wait_since_last(unsigned int flags);
 int uintr_set_wait_spin(unsigned long long ns);
 
 /*
+ * libuintr extension: the event-loop state (uintr_loop_fd(3)).
+ *
+ * uintr_loop_fd() puts the calling receiver in the event-loop state and
+ * returns a new fd (close-on-exec, the caller closes it) to add to
+ * poll/epoll/select/libuv/libevent/io_uring: it becomes readable when an
+ * interrupt is posted to the receiver while the loop may be blocked, and
+ * no longer is after uintr_loop_drain(), which recognizes what was posted
+ * and runs the handler for it (if UIF = 1), returning the number of
+ * handler calls.  While the loop drains (or is in uintr_set_polling(1)),
+ * senders post without any syscall; otherwise the first post after a
+ * drain makes one.  EOPNOTSUPP when the caller is not a receiver; drain:
+ * EINVAL before uintr_loop_fd().  flags must be 0.
+ */
+int uintr_loop_fd(unsigned int flags);
+int uintr_loop_drain(unsigned int flags);
+
+/*
  * The signal that carries notifications to running receivers (default
  * SIGRTMAX-7; the environment variable UINTR_SIGNAL overrides it before the
  * first registration).  The library keeps any handler the program installed

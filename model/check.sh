@@ -47,6 +47,13 @@ ltl-wait|ltl:wait_returns|-DACTS=9|LTL: a post made while uintr_wait waits makes
 ltl-wakes|ltl:wakes|-DACTS=9|LTL: uintr_wait never stays asleep with PIR/UIRR set
 ltl-pir|ltl:pir_drained|-DACTS=9|LTL: PIR is drained while notifications are on
 ltl-uif|ltl:uif_delivers|-DACTS=9|LTL: recognized interrupts are delivered while UIF=1
+loop|safety|-DLOOP -DACTS=45|event-loop state: 2 senders x 2 posts, stui/clui/set_polling/wait/loop fd, drain, epoll_wait
+loop1|safety|-DLOOP -DNS=2 -DPOSTS=1 -DACTS=47|event-loop state: 2 senders x 1 post, every call but unregister
+loop3|safety|-DLOOP -DNS=3 -DPOSTS=1 -DACTS=33|event-loop state: 3 senders x 1 post, stui/clui, loop fd, drain, epoll_wait
+loop-kill|safety|-DLOOP -DKILL -DNS=2 -DPOSTS=1 -DACTS=33|event-loop state: one sender killed at any step
+loop-unreg|safety|-DLOOP -DNS=1 -DHANDLER_UNREG -DACTS=49|event-loop state: the handler unregisters inside the drain
+old-loop|safety|-DLOOP -DOLD_LOOP -DNS=2 -DPOSTS=1 -DACTS=33|a drain without EPOCH: a slow sender sets ON after the drain
+old-loop-arm|safety|-DLOOP -DOLD_LOOP_ARM -DNS=2 -DPOSTS=1 -DACTS=33|a drain that arms without looking at PIR again
 old-mix|safety|-DOLD|the code of da70323: as mix
 old-nostrict|safety|-DOLD -DNO_STRICT|the code of da70323: only "never asleep with PIR/UIRR set"
 old-ltl-wait|ltl:wait_returns|-DOLD -DACTS=9|the code of da70323: as ltl-wait
@@ -61,9 +68,9 @@ q-nest|safety|-DNS=1 -DMAXNEST=2|quick: 1 sender, handler depth 2
 q-old|safety|-DNS=1 -DOLD|quick: 1 sender, the code of da70323
 '
 
-group_lib='mix wait2 wait2b ns3w nest nestwait nvec3 ns3 uaf uaf2 counters sigq kill kill-wait ltl-wait ltl-wakes ltl-pir ltl-uif'
-group_old='old-mix old-nostrict old-ltl-wait old-ltl-wakes old-uaf old-counters old-sigq old-kill q-old'
-group_ci='kill counters wait2 wait2b uaf2 sigq kill-wait old-mix old-ltl-wait old-uaf old-counters old-sigq old-kill'
+group_lib='mix wait2 wait2b ns3w nest nestwait nvec3 ns3 uaf uaf2 counters sigq kill kill-wait ltl-wait ltl-wakes ltl-pir ltl-uif loop loop1 loop3 loop-kill loop-unreg'
+group_old='old-mix old-nostrict old-ltl-wait old-ltl-wakes old-uaf old-counters old-sigq old-kill q-old old-loop old-loop-arm'
+group_ci='kill counters wait2 wait2b uaf2 sigq kill-wait old-mix old-ltl-wait old-uaf old-counters old-sigq old-kill loop1 loop3 loop-kill loop-unreg old-loop old-loop-arm'
 group_quick='q-mix q-nest q-old'
 
 lookup() {

@@ -78,6 +78,18 @@
  *                  (UINTR__WAIT_RECHECK_NS)
  *   OLD_NOTIFY     ffb705b's notification order: CAS ON, then signal (and
  *                  give ON back when the signal queue stays full)
+ *   LOOP           the event-loop state (src/loop.c, issue 15): the
+ *                  receiver may enter it (NV := 0xEA), drain
+ *                  (uintr_loop_drain) and sleep in epoll_wait on its eventfd
+ *                  (ACTS bit 32); a post that finds NV = 0xEA writes the
+ *                  eventfd, then sets ON by the EPOCH-checked CAS.  Checks:
+ *                  never asleep in epoll_wait with a post in PIR, no ON left
+ *                  set at the end, at the quiescent point the eventfd is not
+ *                  readable after the last drain and everything was delivered
+ *   OLD_LOOP       (with LOOP) a drain that does not bump EPOCH: a slow
+ *                  sender's CAS sets ON after the drain consumed its write
+ *   OLD_LOOP_ARM   (with LOOP) a drain that clears SN without looking at PIR
+ *                  again: a post made while it delivered is left behind
  */
 
 #ifndef NS
@@ -125,6 +137,7 @@
 #define SN  2
 #define NVB 4
 #define DEAD 8   /* UINTR__UPID_DEAD: set with SN by unregister, never cleared */
+#define NVL 16   /* NV == UINTR__NV_LOOP (0xEA): the event-loop state (LOOP only) */
 
 /* ---- the UPID page (shared with every sender) and the info page ---- */
 byte status = 0;      /* uintr__receiver_new: atomic_store(&upid->status, NV(RUNNING)) */
@@ -147,6 +160,14 @@ bit  sigblocked = 0;  /* our signal blocked (uintr__block_signal) */
 bit  gone = 0;        /* the thread has exited */
 bit  fsleep = 0;      /* queued on the futex of upid->status */
 bit  fintr = 0;       /* the futex sleep was ended by a signal */
+#ifdef LOOP
+bit  efdr = 0;        /* the receiver's eventfd is readable (counter > 0) */
+bit  esleep = 0;      /* asleep in epoll_wait on it */
+bit  eintr = 0;       /* that sleep was ended by a signal (EINTR) */
+#define EINTR_ON_SIGNAL if :: esleep -> eintr = 1 :: else -> skip fi
+#else
+#define EINTR_ON_SIGNAL skip
+#endif
 
 /* ---- ghost state ---- */
 byte done = 0;            /* senders that have finished */
@@ -326,7 +347,21 @@ inline post_rest(v)
 				break
 			:: atomic { status != s && (status & (ON | SN)) == 0 -> s = status; stale[me] = 0 }   /* retry */
 			fi
+#ifdef LOOP
+		:: (s & NVB) == 0 && (s & NVL) != 0 ->
+			/* uintr__post:   NV = LOOP: uintr__notify_loop(t): write(t->loop_efd, 1) */
+			efdr = 1;
+			/* uintr__post:   then atomic_compare_exchange_strong(&upid->status, &status, status | ON);
+			 * (EPOCH: the CAS fails if a drain or the handler ran since the load) */
+			if
+			:: atomic { status == s && !stale[me] -> status = s | ON; s = 0 }
+			:: atomic { !(status == s && !stale[me]) -> s = 0 }
+			fi;
+			break
+		:: (s & NVB) == 0 && (s & NVL) == 0 ->
+#else
 		:: (s & NVB) == 0 ->
+#endif
 			/* uintr__post:   NV = RUNNING: break out of the loop;
 			 *   if (uintr__notify_running(t)) -- the signal first (a gone
 			 *   thread counts as sent), */
@@ -566,7 +601,7 @@ end_idle:
 	    * top of whatever it runs (SA_NODEFER: on top of this handler too) */
 		d_step { ctx + 1 == LV && sigpend > 0 && !sigblocked && !gone ->
 			sigpend--; ctx = LV; ENTER;
-			if :: fsleep -> fsleep = 0; fintr = 1 :: else -> skip fi }
+			if :: fsleep -> fsleep = 0; fintr = 1 :: else -> skip fi; EINTR_ON_SIGNAL }
 		/* uintr__signal_handler: uintr__enter(); (in the step above) */
 		/* uintr__signal_handler: SI_QUEUE and our token tag: uintr__notification(si, uc)
 		 * uintr__notification: r = uintr__self.receiver; if (!r) { spurious; return; } */
@@ -780,7 +815,7 @@ inline block_until_notified()
 	blocking = 1;
 #endif
 	/* uintr__block_until_notified: s = uintr__set_status(upid, NV_MASK | SN, NV(BLOCKED)); */
-	set_status(NVB | SN, NVB, 1, 1);
+	set_status(NVB | NVL | SN, NVB, 1, 1);
 	do
 	:: /* uintr__block_until_notified: while (!(s & (UINTR__UPID_ON | UINTR__UPID_DEAD)) &&
 	    *                                     !uintr__wait_is_over(r)) { */
@@ -807,8 +842,9 @@ inline block_until_notified()
 		fi
 	od;
 	/* uintr__block_until_notified: uintr__set_status(upid, NV_MASK | SN,
-	 *     NV(RUNNING) | uintr__sn(r));  -- uintr__sn: r->polling ? SN : 0 */
-	set_status(NVB | SN, (polling -> SN : 0), 0, 0);
+	 *     uintr__nv_idle(r) | uintr__sn(r));  -- uintr__sn: r->polling ? SN : 0,
+	 *     uintr__nv_idle: r->loop ? NV(LOOP) : NV(RUNNING) */
+	set_status(NVB | NVL | SN, (polling -> SN : 0) | (loopst -> NVL : 0), 0, 0);
 	s = 0;
 #ifndef OLD
 	/* uintr__block_until_notified: atomic_store(&uintr__self.blocking, 0); */
@@ -967,6 +1003,83 @@ inline uintr_set_polling_off()
 	LEAVE
 }
 
+#ifdef LOOP
+/* uintr__loop_status(r, 1): SN := 1, ON := 0, EPOCH += 1, unless DEAD (a CAS
+ * loop: its successful attempt) */
+#ifndef OLD_LOOP
+#define LOOP_BUSY atomic { if :: (status & DEAD) == 0 -> status = (status & ~ON) | SN; BUMP_EPOCH :: else -> skip fi }
+#else
+#define LOOP_BUSY atomic { if :: (status & DEAD) == 0 -> status = (status & ~ON) | SN :: else -> skip fi }
+#endif
+/* uintr__loop_status(r, 0): SN := 0, unless DEAD */
+#define LOOP_ARM atomic { if :: (status & DEAD) == 0 -> status = status & ~SN :: else -> skip fi }
+
+/* uintr_loop_fd(0): r->loop = 1; NV := LOOP (a CAS loop, unless DEAD) */
+inline uintr_loop_fd()
+{
+	atomic { CHK; loopst = 1 };
+	atomic { if :: (status & DEAD) == 0 -> status = status | NVL :: else -> skip fi }
+}
+
+/* uintr_loop_drain(0) */
+inline uintr_loop_drain(TOP)
+{
+	/* uintr_loop_drain: r = uintr__enter(); if (!r || !r->loop) ... */
+	atomic { if :: TOP -> CHK :: !TOP -> skip fi; ENTER };
+	if
+	:: reg == 0
+	:: atomic { reg != 0 -> HOLD(0) } ->
+		/* uintr_loop_drain: uintr__loop_status(r, 1); */
+		LOOP_BUSY;
+		/* uintr_loop_drain: read(r->loop_efd, &count, 8): the counter to 0 */
+		efdr = 0;
+		do
+		:: /* uintr_loop_drain: uintr__process_notification(r); */
+			process_notification(0, 0);
+			/* uintr_loop_drain: if (atomic_load(&uintr__self.uif) && atomic_load(&r->info->uirr)) deliver */
+			if
+			:: uif == 0
+			:: uif != 0 ->
+				if
+				:: uirr != 0 -> deliver(0)
+				:: uirr == 0
+				fi
+			fi;
+			/* uintr_loop_drain: if (uintr__self.receiver != r || r->polling) break; */
+			if
+			:: reg == 0 -> break
+			:: reg != 0 && polling != 0 -> break
+			:: reg != 0 && polling == 0 ->
+				/* uintr_loop_drain: uintr__loop_status(r, 0); */
+				LOOP_ARM;
+#ifdef OLD_LOOP_ARM
+				break
+#else
+				/* uintr_loop_drain: if (!atomic_load(&r->upid->pir)) break; */
+				if
+				:: pir == 0 -> break
+				:: pir != 0 -> /* uintr_loop_drain: uintr__loop_status(r, 1); */ LOOP_BUSY
+				fi
+#endif
+			fi
+		od;
+		RELEASE_R(0)
+	fi;
+	/* uintr_loop_drain: uintr__leave(); */
+	LEAVE
+}
+
+/* The program's epoll_wait(ep, ..., -1) on a set holding the loop fd: it
+ * returns when the eventfd is readable, or with EINTR after a signal
+ * handler ran.  A program sleeps only out of polling mode (uintr(7)). */
+inline epoll_wait()
+{
+	atomic { CHK; esleep = 1 };
+end_ep:
+	atomic { efdr || eintr -> esleep = 0; eintr = 0 }
+}
+#endif
+
 #ifdef PROMPT_SIGNALS
 /* a queued signal is delivered before the thread's own code makes another step */
 proctype Receiver() provided (ctx == 0 && (sigpend == 0 || sigblocked || gone))
@@ -978,6 +1091,7 @@ proctype Receiver() provided (ctx == 0)
 	byte s, ss, k;
 	bit rr, posted, qd, qe;
 	bit polling = 0;                  /* r->polling */
+	bit loopst = 0;                   /* r->loop: in the event-loop state */
 	bit spinns = (WAIT_SPIN != 0);    /* r->wait_spin_ns != 0 (the default is 30 us) */
 	byte wmark = 0;                   /* r->wait_mark */
 
@@ -1005,6 +1119,11 @@ end_top:
 #if ACTS & 16
 	:: atomic { reg != 0 -> CHK } ; goto unregistered
 #endif
+#if defined(LOOP) && (ACTS & 32)
+	:: loopst == 0 -> uintr_loop_fd()
+	:: loopst != 0 -> uintr_loop_drain(1)
+	:: loopst != 0 && polling == 0 -> epoll_wait()
+#endif
 	:: atomic { done == NS -> CHK } ; goto quiescent
 	od;
 
@@ -1027,6 +1146,15 @@ quiescent:
 	:: polling == 0
 	fi;
 	uintr_stui(0);
+#ifdef LOOP
+	/* The loop drains once more: then the eventfd is not readable and
+	 * everything posted has been delivered. */
+	if
+	:: loopst != 0 -> uintr_loop_drain(0);
+		atomic { assert(reg == 0 || (pir == 0 && uirr == 0 && efdr == 0 && ALL_SEEN)) }
+	:: else -> skip
+	fi;
+#endif
 	if
 	:: uintr_poll(0);
 		atomic { assert(reg == 0 || (pir == 0 && uirr == 0 && ALL_SEEN)) }
@@ -1059,7 +1187,14 @@ active proctype Monitor()
 			/* no post left in PIR while notifications are enabled */
 			assert((status & SN) != 0 || pir == 0 || !PIR_MUST_DRAIN);
 			/* nothing recognized left undelivered while UIF = 1 */
-			assert(!uif || uirr == 0)
+			assert(!uif || uirr == 0);
+#ifdef LOOP
+			/* the loop never sleeps for good with something posted
+			 * (KILL: but for posts coalesced into the notification of a
+			 * sender killed before it made it; documented) */
+			assert(!(esleep && pir != 0 && PIR_MUST_DRAIN));
+#endif
+			skip
 		:: else ->
 			/* a receiver unregistered under uintr_wait does not sleep in it */
 			assert(!fsleep)

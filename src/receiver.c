@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -72,6 +73,8 @@ void uintr__receiver_free(struct uintr__receiver *r)
 		close(r->upid_memfd);
 	if (r->info_memfd >= 0)
 		close(r->info_memfd);
+	if (r->loop_efd >= 0)
+		close(r->loop_efd);
 	munmap(r, sizeof(*r));
 }
 
@@ -98,7 +101,7 @@ static struct uintr__receiver *uintr__receiver_new(uintr_handler_t handler)
 
 	if (r == MAP_FAILED)
 		return NULL;
-	r->upid_memfd = r->info_memfd = -1;
+	r->upid_memfd = r->info_memfd = r->loop_efd = -1;
 	for (i = 0; i < UINTR_MAX_VECTORS; i++)
 		r->vector_end[i] = -1;
 	r->handler = handler;
@@ -112,6 +115,11 @@ static struct uintr__receiver *uintr__receiver_new(uintr_handler_t handler)
 		goto fail;
 	r->info_memfd = uintr__new_memfd("uintr-info");
 	if (r->info_memfd < 0 || !(r->info = uintr__map_memfd(r->info_memfd, 1)))
+		goto fail;
+	/* Made now, not at uintr_loop_fd(): every uintr_fd header carries it,
+	 * so senders in any process can reach the event-loop state (loop.c). */
+	r->loop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (r->loop_efd < 0)
 		goto fail;
 
 	atomic_store(&r->upid->status, UINTR__NV(UINTR__NV_RUNNING));

@@ -49,7 +49,7 @@ static int uintr__notify_running(const struct uintr__target *t)
  * if ON and SN are both clear, set ON and notify.  Lock-free, no
  * allocation, and a syscall only when a notification is due: a signal to a
  * running receiver (NV 0xEC), a futex wake to one blocked in uintr_wait
- * (NV 0xEB).
+ * (NV 0xEB), an eventfd write to one in the event-loop state (NV 0xEA).
  *
  * The hardware does this in one instruction; we cannot, and a sender may
  * be killed (SIGKILL) between any two steps.  So ON, which makes every
@@ -118,7 +118,16 @@ static inline void uintr__post(const struct uintr__target *t, unsigned int vecto
 {
 	uint32_t status;
 
-	if (uintr__post_rmw(t->upid, vector, &status) && uintr__notify_running(t))
+	if (!uintr__post_rmw(t->upid, vector, &status))
+		return;
+	/* Event-loop state (loop.c): the eventfd write is the signal; the
+	 * drain bumps EPOCH as the signal handler does. */
+	if ((status & UINTR__UPID_NV_MASK) == UINTR__NV(UINTR__NV_LOOP) && t->loop_efd >= 0) {
+		if (uintr__notify_loop(t))
+			atomic_compare_exchange_strong(&t->upid->status, &status, status | UINTR__UPID_ON);
+		return;
+	}
+	if (uintr__notify_running(t))
 		atomic_compare_exchange_strong(&t->upid->status, &status, status | UINTR__UPID_ON);
 }
 
@@ -183,6 +192,8 @@ void uintr__target_unmap(struct uintr__target *t)
 		munmap((void *)t->info, UINTR__PAGE);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
+	if (t->loop_efd >= 0)
+		close(t->loop_efd);
 	free(t);
 }
 
@@ -199,6 +210,14 @@ static void uintr__target_put(struct uintr__uitt *u, struct uintr__target *t)
 		}
 	}
 	uintr__target_unmap(t);
+}
+
+static void uintr__close_header_fds(int fds[3])
+{
+	close(fds[0]);
+	close(fds[1]);
+	if (fds[2] >= 0)
+		close(fds[2]);
 }
 
 static int uintr__memfd_ok(int fd, int seals, ino_t *ino)
@@ -288,14 +307,13 @@ static struct uintr__target *uintr__target_find(struct uintr__uitt *u, uint64_t 
  * genuine.  EOPNOTSUPP for a forged uintr_fd.
  */
 static int uintr__check_memfds(struct uintr__uitt *u, const struct uintr__fd_header *h,
-			       int memfds[2])
+			       int memfds[3])
 {
 	struct uintr__target *t = uintr__target_find(u, h->token);
 	ino_t upid_ino = 0, info_ino = 0;
 	int err = uintr__memfds_check(h, memfds, &upid_ino, &info_ino);
 
-	close(memfds[0]);
-	close(memfds[1]);
+	uintr__close_header_fds(memfds);
 	if (err)
 		return uintr__fail(err);
 	if (t && (t->upid_ino != upid_ino || t->info_ino != info_ino))
@@ -303,9 +321,9 @@ static int uintr__check_memfds(struct uintr__uitt *u, const struct uintr__fd_hea
 	return 0;
 }
 
-/* Map the receiver named by a header (memfds consumed); errno on failure. */
+/* Map the receiver named by a header (its fds consumed); errno on failure. */
 static struct uintr__target *uintr__target_get(struct uintr__uitt *u,
-					       const struct uintr__fd_header *h, int memfds[2])
+					       const struct uintr__fd_header *h, int memfds[3])
 {
 	struct uintr__target *t = uintr__target_find(u, h->token);
 	int err = ENOMEM;
@@ -318,12 +336,13 @@ static struct uintr__target *uintr__target_get(struct uintr__uitt *u,
 	}
 	t = calloc(1, sizeof(*t));
 	if (!t) {
-		close(memfds[0]);
-		close(memfds[1]);
+		uintr__close_header_fds(memfds);
 		errno = ENOMEM;
 		return NULL;
 	}
 	t->pidfd = -1;
+	t->loop_efd = memfds[2];
+	memfds[2] = -1;
 	err = uintr__memfds_check(h, memfds, &t->upid_ino, &t->info_ino);
 	if (!err) {
 		err = ENOMEM;
@@ -397,7 +416,7 @@ UINTR__EXPORT int uintr_register_sender(int uintr_fd, unsigned int flags)
 	struct uintr__fd_header h;
 	struct uintr__uitt *u = uintr__self.uitt;
 	struct uintr__target *t;
-	int memfds[2];
+	int memfds[3];
 	unsigned int i;
 
 	if (flags != 0)
@@ -415,8 +434,7 @@ UINTR__EXPORT int uintr_register_sender(int uintr_fd, unsigned int flags)
 	if (!u) {
 		if (uintr__setup_process() != 0 || uintr__watch_thread_exit() != 0 ||
 		    !(u = calloc(1, sizeof(*u)))) {
-			close(memfds[0]);
-			close(memfds[1]);
+			uintr__close_header_fds(memfds);
 			return uintr__fail(errno == EINVAL ? EINVAL : ENOMEM);
 		}
 		uintr__self.uitt = u;
@@ -446,7 +464,7 @@ UINTR__EXPORT int uintr_unregister_sender(int uintr_fd, unsigned int flags)
 	struct uintr__fd_header h;
 	struct uintr__uitt *u = uintr__self.uitt;
 	struct uintr__uitt_entry *e;
-	int memfds[2];
+	int memfds[3];
 
 	if (flags != 0)
 		return uintr__fail(EINVAL);

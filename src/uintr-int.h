@@ -8,6 +8,7 @@
  *   delivery.c   notification processing and delivery, STUI/CLUI/TESTUI (5.2, 5.3, 5.5)
  *   wait.c       uintr_wait, uintr_wait_since_last (2.6, 6.3)
  *   timer.c      timer vectors: timers that post a vector of a receiver (ext.)
+ *   loop.c       the event-loop state: uintr_loop_fd, uintr_loop_drain (libuintr's)
  *   sys.c        the few syscalls, fault raising (SIGILL/SIGSEGV), fork handling
  *   arch/<arch>  what differs per architecture (frame, flags, cpu_relax)
  *
@@ -58,10 +59,13 @@
 /*
  * Notification vectors.  As in the RFC (6.3), NV says how the receiver is
  * to be notified: 0xEC while it runs (our carrier: a thread-directed
- * signal), 0xEB while it is blocked in uintr_wait (a futex wake).
+ * signal), 0xEB while it is blocked in uintr_wait (a futex wake).  0xEA is
+ * ours (no RFC counterpart): the receiver is in the event-loop state
+ * (loop.c) and is notified by making its eventfd readable.
  */
 #define UINTR__NV_RUNNING 0xecu
 #define UINTR__NV_BLOCKED 0xebu
+#define UINTR__NV_LOOP    0xeau
 #define UINTR__NV(v) ((uint32_t)(v) << UINTR__UPID_NV_SHIFT)
 
 /* The UPID: the only memory every sender writes.  Hardware keeps NDST here;
@@ -128,6 +132,9 @@ struct uintr__receiver {
 	int polling;                  /* uintr_set_polling(1): SN kept set */
 	uint64_t wait_spin_ns;        /* uintr_wait's poll phase */
 	uint64_t wait_mark;           /* info->delivered when uintr_wait last returned */
+	int loop_efd;                 /* eventfd of the event-loop state (loop.c), sent
+				       * to senders in every uintr_fd header */
+	int loop;                     /* in the event-loop state: NV 0xEA when idle */
 	int info_kept;                /* info page now owned by orphaned ends */
 	/* Binary compatibility (src/compat): deliver by rewriting the
 	 * interrupted context, as the CPU does, instead of calling handler. */
@@ -146,6 +153,7 @@ struct uintr__target {
 	uint64_t token;
 	pid_t tgid, tid;
 	int pidfd;                 /* thread pidfd, or -1 (then tgid/tid) */
+	int loop_efd;              /* the receiver's eventfd (NV 0xEA), or -1 */
 	ino_t upid_ino, info_ino;  /* the memfds' inodes: a forged copy differs */
 	pid_t sender_tgid;         /* si_pid of our notifications */
 	uid_t sender_uid;
@@ -240,7 +248,7 @@ void uintr__vector_orphans_reap(void);
 void uintr__close_released(struct uintr__receiver *r);
 int uintr__vector_orphan_ends(struct uintr__receiver *r);
 void uintr__vector_orphans_forget(void);
-int uintr__read_fd_header(int fd, struct uintr__fd_header *h, int memfds[2]);
+int uintr__read_fd_header(int fd, struct uintr__fd_header *h, int fds[3]);
 
 /* sender.c */
 void uintr__sender_exit(void);
@@ -264,6 +272,16 @@ static inline void uintr__timers_check(struct uintr__receiver *r)
 		uintr__timers_fire(r);
 }
 
+
+/* loop.c */
+int uintr__loop_efd_check(int fd);
+int uintr__notify_loop(const struct uintr__target *t);
+
+/* NV while the receiver is not blocked in uintr_wait: how it is notified. */
+static inline uint32_t uintr__nv_idle(const struct uintr__receiver *r)
+{
+	return UINTR__NV(r->loop ? UINTR__NV_LOOP : UINTR__NV_RUNNING);
+}
 
 /* delivery.c */
 void uintr__signal_handler(int signo, siginfo_t *info, void *uc);

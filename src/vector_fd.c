@@ -5,7 +5,7 @@
  * keeps the other ("vector end").  The uintr_fd's receive queue holds one
  * header message: the receiver's identity, the vector, the generation of
  * this incarnation of the vector, and (SCM_RIGHTS) the UPID and info
- * memfds.  Any holder of the fd, in any process, peeks it to register as a
+ * memfds and the receiver's eventfd (loop.c).  Any holder of the fd, in any process, peeks it to register as a
  * sender (sender.c): holding the fd is the only credential.
  *
  * Release: when the last reference to the uintr_fd is closed, in every
@@ -216,7 +216,7 @@ static int uintr__send_header(struct uintr__receiver *r, int end_fd, unsigned in
 {
 	struct uintr__fd_header h;
 	union {
-		char buf[CMSG_SPACE(2 * sizeof(int))];
+		char buf[CMSG_SPACE(3 * sizeof(int))];
 		struct cmsghdr align;
 	} control;
 	struct iovec iov = { .iov_base = &h, .iov_len = sizeof(h) };
@@ -227,7 +227,7 @@ static int uintr__send_header(struct uintr__receiver *r, int end_fd, unsigned in
 		.msg_controllen = sizeof(control.buf),
 	};
 	struct cmsghdr *c;
-	int fds[2] = { r->upid_memfd, r->info_memfd };
+	int fds[3] = { r->upid_memfd, r->info_memfd, r->loop_efd };
 
 	memset(&h, 0, sizeof(h));
 	h.magic = UINTR__FD_MAGIC;
@@ -313,9 +313,11 @@ out:
  * Read a uintr_fd's header without consuming it.  EBADF for a bad fd,
  * EOPNOTSUPP for anything that is not a uintr_fd made by the process that
  * created the socket pair (SO_PEERCRED cannot be forged).  On success
- * memfds[] holds fresh fds of the UPID and info pages.
+ * out[0], out[1] hold fresh fds of the UPID and info pages and out[2] one
+ * of the receiver's eventfd, or -1 (a header without it: the sender then
+ * notifies the event-loop state by the signal).
  */
-int uintr__read_fd_header(int fd, struct uintr__fd_header *h, int memfds[2])
+int uintr__read_fd_header(int fd, struct uintr__fd_header *h, int out[3])
 {
 	union {
 		char buf[CMSG_SPACE(4 * sizeof(int))];
@@ -364,20 +366,30 @@ int uintr__read_fd_header(int fd, struct uintr__fd_header *h, int memfds[2])
 	}
 	memcpy(h, data, sizeof(*h));
 	/* With no free fd slot the kernel truncates SCM_RIGHTS, not recvmsg. */
-	if (n == (ssize_t)sizeof(*h) && (msg.msg_flags & MSG_CTRUNC) && nfds < 2 &&
+	if (n == (ssize_t)sizeof(*h) && (msg.msg_flags & MSG_CTRUNC) && nfds < 3 &&
 	    h->magic == UINTR__FD_MAGIC) {
 		for (i = 0; i < nfds; i++)
 			close(fds[i]);
 		return uintr__fail(EMFILE);
 	}
-	if (n != (ssize_t)sizeof(*h) || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || nfds != 2 ||
+	if (n != (ssize_t)sizeof(*h) || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+	    nfds < 2 || nfds > 3 ||
 	    h->magic != UINTR__FD_MAGIC || h->vector >= UINTR_MAX_VECTORS ||
 	    (h->token & UINTR__TOKEN_MASK) != UINTR__TOKEN_TAG || cred.pid != h->tgid) {
 		for (i = 0; i < nfds; i++)
 			close(fds[i]);
 		return uintr__fail(EOPNOTSUPP);
 	}
-	memfds[0] = fds[0];
-	memfds[1] = fds[1];
+	out[0] = fds[0];
+	out[1] = fds[1];
+	out[2] = -1;
+	/* A third fd that is not a non-blocking eventfd is not used: a post
+	 * must never block, nor write into something else. */
+	if (nfds == 3) {
+		if (uintr__loop_efd_check(fds[2]))
+			out[2] = fds[2];
+		else
+			close(fds[2]);
+	}
 	return 0;
 }

@@ -172,7 +172,7 @@ static int uintr__block_until_notified(struct uintr__receiver *r, uint64_t mark,
 		s = atomic_load(&upid->status);
 	}
 	uintr__set_status(upid, UINTR__UPID_NV_MASK | UINTR__UPID_SN,
-			  UINTR__NV(UINTR__NV_RUNNING) | uintr__sn(r));
+			  uintr__nv_idle(r) | uintr__sn(r));
 	atomic_store(&uintr__self.blocking, 0);
 	if (r->polling && uintr__self.receiver == r)
 		uintr__timers_repoll(r, 1);

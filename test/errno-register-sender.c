@@ -147,17 +147,18 @@ static void forged_by_other_process(void)
 		struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
 				      .msg_controllen = sizeof(u.buf) };
 		struct cmsghdr *c;
-		int fds[2], copy;
+		int fds[3], copy;
 		ssize_t n;
 
 		n = recvmsg(rx_a.fd[0], &msg, MSG_PEEK | MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 		if (n != genuine_len || (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))
 			_exit(2);
+		/* The UPID and info memfds and the receiver's eventfd. */
 		c = CMSG_FIRSTHDR(&msg);
-		if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(2 * sizeof(int)))
+		if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(3 * sizeof(int)))
 			_exit(3);
 		memcpy(fds, CMSG_DATA(c), sizeof(fds));
-		copy = crafted(data, (size_t)n, fds, 2);
+		copy = crafted(data, (size_t)n, fds, 3);
 		t_send_fd(link[1], copy);
 		_exit(0);
 	}
