@@ -10,6 +10,8 @@
 #ifndef UINTR_H
 #define UINTR_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -136,6 +138,40 @@ int uintr_set_wait_spin(unsigned long long ns);
  */
 int uintr_loop_fd(unsigned int flags);
 int uintr_loop_drain(unsigned int flags);
+
+/*
+ * Intel's later ABI (the uintr-linux-kernel branch; uintr(7), "The two
+ * ABIs"): its syscalls under names that cannot be confused with the RFC's.
+ * One process-wide consequence: the first sender registration decides
+ * whether the process's sender tables are per thread (uintr_register_sender,
+ * RFC) or one per process (uintr_later_register_sender,
+ * uintr_later_register_self, uintr_later_ipi_fd, UIPI_SET_TARGET_TABLE);
+ * the other kind then fails with EINVAL.  Receivers, vector fds and
+ * uintr_senduipi() work with either.
+ */
+#define UINTR_HANDLER_FLAG_WAITING_NONE     0x0
+#define UINTR_HANDLER_FLAG_WAITING_RECEIVER 0x1000
+#define UINTR_HANDLER_FLAG_WAITING_SENDER   0x2000
+#define UINTR_HANDLER_FLAG_WAITING_ANY      0x3000
+/* The branch's ioctl numbers (its uapi <asm/uintr.h>): _IO('U', n) on a
+ * uvec fd, _IO('u', n) on a uipi fd. */
+#ifndef UIPI_SET_TARGET_TABLE
+#define UINTR_IS_ACTIVE         0x5500
+#define UINTR_DISABLE           0x5501
+#define UINTR_NOTIFY            0x5502
+#define UIPI_SET_TARGET_TABLE   0x7500
+#define UIPI_CLEAR_TARGET_TABLE 0x7501
+#endif
+int uintr_later_register_handler(uintr_handler_t handler, unsigned int flags);
+int uintr_later_unregister_handler(unsigned int flags);
+int uintr_later_vector_fd(unsigned long long vector, unsigned int flags);
+int uintr_later_register_sender(int uvec_fd, unsigned int flags);
+int uintr_later_unregister_sender(int uipi_index, unsigned int flags);
+int uintr_later_wait(unsigned long long usec, unsigned int flags);
+int uintr_later_register_self(unsigned long long vector, unsigned int flags);
+int uintr_later_alt_stack(void *sp, size_t size, unsigned int flags);
+int uintr_later_ipi_fd(unsigned int flags);
+int uintr_later_ioctl(int fd, unsigned long request);
 
 /*
  * The signal that carries notifications to running receivers (default

@@ -22,9 +22,6 @@
 
 #define UINTR__PAGE 4096
 
-/* The RFC programs UISTACKADJUST := 128, the ABI red zone (2.1). */
-#define UINTR__DEFAULT_STACK_ADJUST 128
-
 struct uintr__receiver *uintr__receivers; /* under uintr__lock */
 
 int uintr__new_memfd(const char *name)
@@ -276,7 +273,7 @@ void uintr__receiver_exit(void)
 UINTR__EXPORT int uintr_read_state(struct uintr_state *state)
 {
 	struct uintr__receiver *r;
-	struct uintr__uitt *u = uintr__self.uitt;
+	struct uintr__uitt *u = uintr__self.uitt ? uintr__self.uitt : atomic_load(&uintr__process_uitt);
 
 	if (!state)
 		return uintr__fail(EFAULT);
@@ -290,8 +287,9 @@ UINTR__EXPORT int uintr_read_state(struct uintr_state *state)
 		state->uirr = atomic_load(&r->info->uirr);
 		state->blocked = (unsigned char)uintr__delivery_blockers();
 	}
-	if (u && uintr__uitt_live(u)) {
-		state->uitt_size = UINTR_UITT_ENTRIES; /* the RFC writes 256 (2.4) */
+	if (u && (u->shared || uintr__uitt_live(u))) {
+		/* The RFC writes 256 (2.4), the later branch 255 (3). */
+		state->uitt_size = u->shared ? UINTR_UITT_ENTRIES - 1 : UINTR_UITT_ENTRIES;
 		state->uitt_addr = (unsigned long long)(uintptr_t)u | 1;
 	}
 	uintr__leave();

@@ -9,6 +9,13 @@
  * share a target.  The UITT is touched only by its own thread, so it needs
  * no lock; SENDUIPI only reads it.
  *
+ * Intel's later branch (reference 3) has one UITT per process instead,
+ * which every thread sends through (src/later.c).  That table is changed
+ * under uintr__lock and read by SENDUIPI on any thread without a lock, so
+ * a target it no longer references is freed only once no SENDUIPI is in
+ * flight (uintr__shared_reap).  A process uses one kind or the other: the
+ * first sender registration decides (uintr__sender_kind).
+ *
  * Where a vector is posted: uintr__post() below.
  */
 #define _GNU_SOURCE
@@ -17,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -131,6 +139,29 @@ static inline void uintr__post(const struct uintr__target *t, unsigned int vecto
 		atomic_compare_exchange_strong(&t->upid->status, &status, status | UINTR__UPID_ON);
 }
 
+/*
+ * Entry fields are read by SENDUIPI on other threads when the table is the
+ * process's (later ABI): relaxed atomic accesses, `valid` written last with
+ * release and read first with acquire.  As on hardware, an entry rewritten
+ * while another thread sends through it may be read half old, half new.
+ */
+#define UINTR__LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define UINTR__STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+static void uintr__entry_set(struct uintr__uitt_entry *e, unsigned int vector, uint32_t gen,
+			     struct uintr__target *t)
+{
+	UINTR__STORE(e->vector, (uint8_t)vector);
+	UINTR__STORE(e->gen, gen);
+	UINTR__STORE(e->target, t);
+	__atomic_store_n(&e->valid, 1, __ATOMIC_RELEASE);
+}
+
+static void uintr__entry_clear(struct uintr__uitt_entry *e)
+{
+	__atomic_store_n(&e->valid, 0, __ATOMIC_SEQ_CST);
+}
+
 /* True while any entry is connected (RFC: UITT not empty, TT enabled). */
 int uintr__uitt_live(const struct uintr__uitt *u)
 {
@@ -139,11 +170,50 @@ int uintr__uitt_live(const struct uintr__uitt *u)
 	for (i = 0; i < UINTR_UITT_ENTRIES; i++) {
 		const struct uintr__uitt_entry *e = &u->entry[i];
 
-		if (e->valid && atomic_load(&e->target->info->vector_gen[e->vector]) == e->gen)
+		if (__atomic_load_n(&e->valid, __ATOMIC_ACQUIRE) &&
+		    atomic_load(&UINTR__LOAD(e->target)->info->vector_gen[UINTR__LOAD(e->vector)]) ==
+			    UINTR__LOAD(e->gen))
 			return 1;
 	}
 	return 0;
 }
+
+/* #GP, or #UD when no entry is left: a per-thread table with no
+ * connection is freed (2.5: TT := 0); the process's table stays
+ * programmed until the process ends (3). */
+static int uintr__bad_index(const struct uintr__uitt *u)
+{
+	return u->shared || uintr__uitt_live(u) ? SIGSEGV : SIGILL;
+}
+
+static inline int uintr__uitt_send(const struct uintr__uitt *u, unsigned long long index)
+{
+	const struct uintr__uitt_entry *e;
+	struct uintr__target *t;
+	unsigned int vector;
+
+	/* #UD: no sender table (TT[0] = 0). */
+	if (!u->shared && !UINTR__LOAD(u->used))
+		return SIGILL;
+	/* #GP: index beyond UITTSZ, or entry not valid. */
+	if (index >= UINTR_UITT_ENTRIES ||
+	    !__atomic_load_n(&(e = &u->entry[index])->valid, __ATOMIC_ACQUIRE))
+		return uintr__bad_index(u); /* entries left may all be stale */
+	t = UINTR__LOAD(e->target);
+	vector = UINTR__LOAD(e->vector);
+	/* The fd this entry was made through was released: the RFC has
+	 * unregistered the sender (2.3), so the entry is invalid; if none
+	 * is left the table is gone too. */
+	if (atomic_load_explicit(&t->info->vector_gen[vector], memory_order_relaxed) !=
+	    UINTR__LOAD(e->gen))
+		return uintr__bad_index(u);
+	uintr__post(t, vector);
+	return 0;
+}
+
+struct uintr__uitt *_Atomic uintr__process_uitt;
+_Atomic int uintr__sender_kind;
+static _Atomic unsigned long uintr__sends_in_flight;
 
 /* SENDUIPI's checks and post (5.1): 0, or the fault the instruction takes
  * (SIGILL for #UD, SIGSEGV for #GP), having posted nothing.  Also used by
@@ -152,22 +222,19 @@ int uintr__uitt_live(const struct uintr__uitt *u)
 int uintr__senduipi_try(unsigned long long index)
 {
 	const struct uintr__uitt *u = uintr__self.uitt;
-	const struct uintr__uitt_entry *e;
+	int fault;
 
-	/* #UD: no sender table (TT[0] = 0). */
-	if (!u || !u->used)
+	if (u)
+		return uintr__uitt_send(u, index);
+	u = atomic_load_explicit(&uintr__process_uitt, memory_order_acquire);
+	if (!u)
 		return SIGILL;
-	/* #GP: index beyond UITTSZ, or entry not valid. */
-	if (index >= UINTR_UITT_ENTRIES || !(e = &u->entry[index])->valid)
-		return uintr__uitt_live(u) ? SIGSEGV : SIGILL; /* entries left may all be stale */
-	/* The fd this entry was made through was released: the RFC has
-	 * unregistered the sender (2.3), so the entry is invalid; if none
-	 * is left the table is gone too. */
-	if (atomic_load_explicit(&e->target->info->vector_gen[e->vector],
-				 memory_order_relaxed) != e->gen)
-		return uintr__uitt_live(u) ? SIGSEGV : SIGILL;
-	uintr__post(e->target, e->vector);
-	return 0;
+	/* The process's table: another thread may drop an entry meanwhile;
+	 * its target is freed only after this send (uintr__shared_reap). */
+	atomic_fetch_add(&uintr__sends_in_flight, 1);
+	fault = uintr__uitt_send(u, index);
+	atomic_fetch_sub(&uintr__sends_in_flight, 1);
+	return fault;
 }
 
 /* SENDUIPI (5.1).  A fault is a real one (arch/arch.h); if a handler
@@ -194,7 +261,29 @@ void uintr__target_unmap(struct uintr__target *t)
 		close(t->pidfd);
 	if (t->loop_efd >= 0)
 		close(t->loop_efd);
+	if (t->memfd[0] >= 0)
+		close(t->memfd[0]);
+	if (t->memfd[1] >= 0)
+		close(t->memfd[1]);
 	free(t);
+}
+
+/* The process's table, under uintr__lock: free the targets no entry
+ * references any more once no SENDUIPI is in flight.  A send that began
+ * before an entry was cleared holds the count; one that begins after it
+ * sees the entry invalid (both sides seq_cst). */
+static void uintr__shared_reap(struct uintr__uitt *u)
+{
+	struct uintr__target *t, *next;
+
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!u->zombies || atomic_load(&uintr__sends_in_flight) != 0)
+		return;
+	for (t = u->zombies; t; t = next) {
+		next = t->next;
+		uintr__target_unmap(t);
+	}
+	u->zombies = NULL;
 }
 
 static void uintr__target_put(struct uintr__uitt *u, struct uintr__target *t)
@@ -208,6 +297,12 @@ static void uintr__target_put(struct uintr__uitt *u, struct uintr__target *t)
 			*pp = t->next;
 			break;
 		}
+	}
+	if (u->shared) {
+		t->next = u->zombies;
+		u->zombies = t;
+		uintr__shared_reap(u);
+		return;
 	}
 	uintr__target_unmap(t);
 }
@@ -349,8 +444,16 @@ static struct uintr__target *uintr__target_get(struct uintr__uitt *u,
 		t->upid = uintr__map_memfd(memfds[0], 1);
 		t->info = uintr__map_memfd(memfds[1], 0);
 	}
-	close(memfds[0]);
-	close(memfds[1]);
+	if (u->shared) {
+		/* Kept: the process's table can be handed to another process
+		 * (uintr_later_ipi_fd), and these are its credentials. */
+		t->memfd[0] = memfds[0];
+		t->memfd[1] = memfds[1];
+	} else {
+		t->memfd[0] = t->memfd[1] = -1;
+		close(memfds[0]);
+		close(memfds[1]);
+	}
 	if (!t->upid || !t->info)
 		goto fail;
 	t->token = h->token;
@@ -388,9 +491,9 @@ static void uintr__uitt_sweep(struct uintr__uitt *u)
 		if (e->valid && atomic_load(&e->target->info->vector_gen[e->vector]) != e->gen) {
 			struct uintr__target *t = e->target;
 
-			e->valid = 0;
+			uintr__entry_clear(e);
 			atomic_signal_fence(memory_order_seq_cst);
-			u->used--;
+			UINTR__STORE(u->used, u->used - 1);
 			uintr__target_put(u, t);
 		}
 	}
@@ -411,52 +514,310 @@ static struct uintr__uitt_entry *uintr__uitt_find(struct uintr__uitt *u,
 	return NULL;
 }
 
-UINTR__EXPORT int uintr_register_sender(int uintr_fd, unsigned int flags)
+/*
+ * A new entry for the receiver and vector a header names (memfds
+ * consumed), at the lowest free index; EISCONN if `isconn` and this table
+ * is connected through that fd already (the RFC's rule; the later branch
+ * gives a second index instead).  The process's table: under uintr__lock.
+ */
+int uintr__uitt_add(struct uintr__uitt *u, const struct uintr__fd_header *h, int memfds[3],
+		    int isconn)
 {
-	struct uintr__fd_header h;
-	struct uintr__uitt *u = uintr__self.uitt;
 	struct uintr__target *t;
-	int memfds[3];
 	unsigned int i;
 
-	if (flags != 0)
-		return uintr__fail(EINVAL);
-	if (uintr__read_fd_header(uintr_fd, &h, memfds) != 0)
-		return -1;
-	if (u)
-		uintr__uitt_sweep(u);
-	if (uintr__uitt_find(u, &h)) {
+	uintr__uitt_sweep(u);
+	if (isconn && uintr__uitt_find(u, h)) {
 		/* Connected: EISCONN, unless this is a forged copy. */
-		if (uintr__check_memfds(u, &h, memfds) != 0)
+		if (uintr__check_memfds(u, h, memfds) != 0)
 			return -1;
 		return uintr__fail(EISCONN);
 	}
-	if (!u) {
-		if (uintr__setup_process() != 0 || uintr__watch_thread_exit() != 0 ||
-		    !(u = calloc(1, sizeof(*u)))) {
-			uintr__close_header_fds(memfds);
-			return uintr__fail(errno == EINVAL ? EINVAL : ENOMEM);
-		}
-		uintr__self.uitt = u;
-	}
-	t = uintr__target_get(u, &h, memfds);
+	t = uintr__target_get(u, h, memfds);
 	if (!t)
 		return -1;
 	for (i = 0; i < UINTR_UITT_ENTRIES; i++) {
 		struct uintr__uitt_entry *e = &u->entry[i];
 
 		if (!e->valid) {
-			e->vector = (uint8_t)h.vector;
-			e->gen = h.gen;
-			e->target = t;
-			atomic_signal_fence(memory_order_seq_cst);
-			e->valid = 1;
-			u->used++;
+			uintr__entry_set(e, h->vector, h->gen, t);
+			UINTR__STORE(u->used, u->used + 1);
 			return (int)i;
 		}
 	}
 	uintr__target_put(u, t);
 	return uintr__fail(ENOSPC);
+}
+
+/* Invalid first, so any later SENDUIPI on it faults (2.5); EINVAL if the
+ * index holds no entry. */
+int uintr__uitt_remove(struct uintr__uitt *u, unsigned long long index)
+{
+	struct uintr__uitt_entry *e;
+
+	if (!u || index >= UINTR_UITT_ENTRIES || !(e = &u->entry[index])->valid)
+		return uintr__fail(EINVAL);
+	uintr__entry_clear(e);
+	atomic_signal_fence(memory_order_seq_cst);
+	UINTR__STORE(u->used, u->used - 1);
+	uintr__target_put(u, e->target);
+	return 0;
+}
+
+/* The process's sender table (later ABI), made at the first use; NULL
+ * with errno if it cannot be (or this process uses per-thread tables:
+ * EINVAL).  Under uintr__lock. */
+struct uintr__uitt *uintr__shared_uitt(void)
+{
+	struct uintr__uitt *u = atomic_load(&uintr__process_uitt);
+
+	if (u)
+		return u;
+	if (uintr__sender_kind_claim(UINTR__SENDERS_PROCESS) != 0)
+		return NULL;
+	if (uintr__setup_process() != 0 || !(u = calloc(1, sizeof(*u)))) {
+		errno = errno == EINVAL ? EINVAL : ENOMEM;
+		return NULL;
+	}
+	u->shared = 1;
+	atomic_store_explicit(&uintr__process_uitt, u, memory_order_release);
+	return u;
+}
+
+/* The first sender registration decides whether this process's sender
+ * tables are per thread (RFC, 2.4) or one per process (later branch, 3);
+ * the other kind then fails with EINVAL (uintr(7)). */
+int uintr__sender_kind_claim(int kind)
+{
+	int none = UINTR__SENDERS_UNDECIDED;
+
+	if (atomic_compare_exchange_strong(&uintr__sender_kind, &none, kind) || none == kind)
+		return 0;
+	return uintr__fail(EINVAL);
+}
+
+/*
+ * The process's table as a message (uintr_later_ipi_fd, reference 3): its
+ * valid entries and their receivers, each receiver with its UPID and info
+ * memfds (SCM_RIGHTS, two per receiver, so at most 126 in one message:
+ * ENOSPC beyond).  A snapshot: entries added later are not in it.
+ */
+#define UINTR__IPI_MAGIC 0x75697069746162ull /* "uipitab" */
+#define UINTR__IPI_MAX_TARGETS 126
+struct uintr__ipi_msg {
+	uint64_t magic;
+	uint32_t nentries, ntargets;
+	struct {
+		uint16_t index;
+		uint8_t vector;
+		uint8_t target;
+		uint32_t gen;
+	} entry[UINTR_UITT_ENTRIES];
+	struct {
+		uint64_t token;
+		int32_t tgid, tid;
+	} target[UINTR__IPI_MAX_TARGETS];
+};
+
+/* Under uintr__lock.  0, or -1 with errno. */
+int uintr__uitt_export(struct uintr__uitt *u, int sock)
+{
+	struct uintr__target *tl[UINTR__IPI_MAX_TARGETS];
+	union {
+		char buf[CMSG_SPACE(2 * UINTR__IPI_MAX_TARGETS * sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct uintr__ipi_msg *m = calloc(1, sizeof(*m));
+	struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	unsigned int i, k;
+	int fds[2 * UINTR__IPI_MAX_TARGETS], ret;
+
+	if (!m)
+		return uintr__fail(ENOMEM);
+	uintr__uitt_sweep(u);
+	m->magic = UINTR__IPI_MAGIC;
+	for (i = 0; i < UINTR_UITT_ENTRIES; i++) {
+		const struct uintr__uitt_entry *e = &u->entry[i];
+
+		if (!e->valid)
+			continue;
+		for (k = 0; k < m->ntargets && tl[k] != e->target; k++)
+			;
+		if (k == m->ntargets) {
+			if (k == UINTR__IPI_MAX_TARGETS) {
+				free(m);
+				return uintr__fail(ENOSPC);
+			}
+			tl[k] = e->target;
+			m->target[k].token = e->target->token;
+			m->target[k].tgid = e->target->tgid;
+			m->target[k].tid = e->target->tid;
+			fds[2 * k] = e->target->memfd[0];
+			fds[2 * k + 1] = e->target->memfd[1];
+			m->ntargets++;
+		}
+		m->entry[m->nentries].index = (uint16_t)i;
+		m->entry[m->nentries].vector = e->vector;
+		m->entry[m->nentries].target = (uint8_t)k;
+		m->entry[m->nentries].gen = e->gen;
+		m->nentries++;
+	}
+	if (m->ntargets) {
+		struct cmsghdr *c;
+
+		memset(&control, 0, sizeof(control));
+		msg.msg_control = control.buf;
+		msg.msg_controllen = CMSG_SPACE(2 * m->ntargets * sizeof(int));
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(2 * m->ntargets * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, 2 * m->ntargets * sizeof(int));
+	}
+	ret = sendmsg(sock, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof(*m) ? 0 : -1;
+	if (ret)
+		errno = errno == EMFILE || errno == ENFILE ? errno : ENOMEM;
+	free(m);
+	return ret;
+}
+
+/* Read (peek: any number of processes may adopt it) a table message;
+ * NULL if fd holds none (errno EBADF or ENOTTY). */
+static struct uintr__ipi_msg *uintr__ipi_read(int fd, int fds[2 * UINTR__IPI_MAX_TARGETS],
+					      int *nfds)
+{
+	union {
+		char buf[CMSG_SPACE(2 * UINTR__IPI_MAX_TARGETS * sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct uintr__ipi_msg *m;
+	struct iovec iov;
+	struct msghdr msg;
+	struct cmsghdr *c;
+	struct stat st;
+	int type = 0, i;
+	socklen_t len = sizeof(type);
+	ssize_t n;
+
+	*nfds = 0;
+	if (fstat(fd, &st) != 0) {
+		errno = EBADF;
+		return NULL;
+	}
+	if (!S_ISSOCK(st.st_mode) || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 ||
+	    type != SOCK_SEQPACKET || !(m = calloc(1, sizeof(*m) + 1))) {
+		errno = ENOTTY;
+		return NULL;
+	}
+	iov.iov_base = m;
+	iov.iov_len = sizeof(*m) + 1;
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = control.buf;
+	msg.msg_controllen = sizeof(control.buf);
+	n = recvmsg(fd, &msg, MSG_PEEK | MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	for (c = n >= 0 ? CMSG_FIRSTHDR(&msg) : NULL; c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+
+			for (i = 0; i < k && *nfds < 2 * UINTR__IPI_MAX_TARGETS; i++)
+				memcpy(&fds[(*nfds)++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+		}
+	}
+	if (n != (ssize_t)sizeof(*m) || m->magic != UINTR__IPI_MAGIC ||
+	    m->ntargets > UINTR__IPI_MAX_TARGETS || m->nentries > UINTR_UITT_ENTRIES ||
+	    (int)(2 * m->ntargets) != *nfds) {
+		for (i = 0; i < *nfds; i++)
+			close(fds[i]);
+		*nfds = 0;
+		free(m);
+		errno = n < 0 && (errno == EMFILE || errno == ENFILE) ? errno : ENOTTY;
+		return NULL;
+	}
+	return m;
+}
+
+int uintr__is_uitt_fd(int fd)
+{
+	int fds[2 * UINTR__IPI_MAX_TARGETS], nfds, i;
+	struct uintr__ipi_msg *m = uintr__ipi_read(fd, fds, &nfds);
+
+	for (i = 0; i < nfds; i++)
+		close(fds[i]);
+	free(m);
+	return m != NULL;
+}
+
+/*
+ * Adopt a table message as the (new, empty) process table u: the same
+ * indexes to the same receivers, each receiver checked as
+ * uintr_register_sender checks it; entries to receivers that are gone
+ * are left out (SENDUIPI on them takes #GP).  Under uintr__lock.
+ */
+int uintr__uitt_import(struct uintr__uitt *u, int fd)
+{
+	int fds[2 * UINTR__IPI_MAX_TARGETS], nfds, i;
+	struct uintr__target *tl[UINTR__IPI_MAX_TARGETS];
+	struct uintr__ipi_msg *m = uintr__ipi_read(fd, fds, &nfds);
+	unsigned int k;
+
+	if (!m)
+		return -1;
+	for (k = 0; k < m->ntargets; k++) {
+		struct uintr__fd_header h;
+
+		memset(&h, 0, sizeof(h));
+		h.magic = UINTR__FD_MAGIC;
+		h.token = m->target[k].token;
+		h.tgid = m->target[k].tgid;
+		h.tid = m->target[k].tid;
+		{
+			/* No event-loop eventfd travels with the table. */
+			int three[3] = { fds[2 * k], fds[2 * k + 1], -1 };
+
+			tl[k] = uintr__target_get(u, &h, three);
+		}
+	}
+	for (i = 0; i < (int)m->nentries; i++) {
+		struct uintr__uitt_entry *e = &u->entry[m->entry[i].index];
+		struct uintr__target *t = m->entry[i].target < m->ntargets ? tl[m->entry[i].target]
+									  : NULL;
+
+		if (!t || e->valid || m->entry[i].vector >= UINTR_MAX_VECTORS)
+			continue;
+		t->refs++;
+		uintr__entry_set(e, m->entry[i].vector, m->entry[i].gen, t);
+		UINTR__STORE(u->used, u->used + 1);
+	}
+	for (k = 0; k < m->ntargets; k++)
+		if (tl[k])
+			uintr__target_put(u, tl[k]); /* the entries hold it now */
+	free(m);
+	return 0;
+}
+
+UINTR__EXPORT int uintr_register_sender(int uintr_fd, unsigned int flags)
+{
+	struct uintr__fd_header h;
+	struct uintr__uitt *u = uintr__self.uitt;
+	int memfds[3];
+
+	if (flags != 0)
+		return uintr__fail(EINVAL);
+	if (uintr__read_fd_header(uintr_fd, &h, memfds) != 0)
+		return -1;
+	if (!u) {
+		if (uintr__sender_kind_claim(UINTR__SENDERS_THREAD) != 0 ||
+		    uintr__setup_process() != 0 || uintr__watch_thread_exit() != 0 ||
+		    !(u = calloc(1, sizeof(*u)))) {
+			uintr__close_header_fds(memfds);
+			return uintr__fail(errno == EINVAL ? EINVAL : ENOMEM);
+		}
+		uintr__self.uitt = u;
+	}
+	return uintr__uitt_add(u, &h, memfds, 1);
 }
 
 UINTR__EXPORT int uintr_unregister_sender(int uintr_fd, unsigned int flags)
@@ -477,12 +838,15 @@ UINTR__EXPORT int uintr_unregister_sender(int uintr_fd, unsigned int flags)
 	e = uintr__uitt_find(u, &h);
 	if (!e)
 		return uintr__fail(EINVAL);
-	/* Invalid first, so any later SENDUIPI on it faults (2.5). */
-	e->valid = 0;
-	atomic_signal_fence(memory_order_seq_cst);
-	u->used--;
-	uintr__target_put(u, e->target);
-	return 0;
+	return uintr__uitt_remove(u, (unsigned long long)(e - u->entry));
+}
+
+/* fork: the child keeps the process's table, as the later branch's child
+ * mm shares its parent's UITT (3), but no thread of the parent's is in a
+ * send there. */
+void uintr__sender_fork_child(void)
+{
+	atomic_store(&uintr__sends_in_flight, 0);
 }
 
 void uintr__sender_exit(void)

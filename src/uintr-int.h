@@ -7,6 +7,7 @@
  *   sender.c     UITT, uintr_register_sender / unregister, SENDUIPI = post + notify (2.4, 2.5, 5.1)
  *   delivery.c   notification processing and delivery, STUI/CLUI/TESTUI (5.2, 5.3, 5.5)
  *   wait.c       uintr_wait, uintr_wait_since_last (2.6, 6.3)
+ *   later.c      the later ABI (Intel's uintr-linux-kernel branch, 3) onto the above
  *   timer.c      timer vectors: timers that post a vector of a receiver (ext.)
  *   loop.c       the event-loop state: uintr_loop_fd, uintr_loop_drain (libuintr's)
  *   sys.c        the few syscalls, fault raising (SIGILL/SIGSEGV), fork handling
@@ -67,6 +68,9 @@
 #define UINTR__NV_BLOCKED 0xebu
 #define UINTR__NV_LOOP    0xeau
 #define UINTR__NV(v) ((uint32_t)(v) << UINTR__UPID_NV_SHIFT)
+
+/* The RFC programs UISTACKADJUST := 128, the ABI red zone (2.1). */
+#define UINTR__DEFAULT_STACK_ADJUST 128
 
 /* The UPID: the only memory every sender writes.  Hardware keeps NDST here;
  * our destination (the receiver thread) is in the info page instead. */
@@ -157,6 +161,7 @@ struct uintr__target {
 	ino_t upid_ino, info_ino;  /* the memfds' inodes: a forged copy differs */
 	pid_t sender_tgid;         /* si_pid of our notifications */
 	uid_t sender_uid;
+	int memfd[2];              /* the process's table only: the UPID and info memfds */
 	int refs;
 	struct uintr__target *next;
 };
@@ -168,12 +173,22 @@ struct uintr__uitt_entry {
 	struct uintr__target *target;
 };
 
-/* A sender thread's UITT (RFC: 256 entries, per thread). */
+/* A sender thread's UITT (RFC: 256 entries, per thread), or the process's
+ * (later branch, reference 3: `shared`, read by every thread). */
 struct uintr__uitt {
 	struct uintr__uitt_entry entry[UINTR_UITT_ENTRIES];
 	unsigned int used;
 	struct uintr__target *targets;
+	int shared;
+	struct uintr__target *zombies; /* shared: unreferenced, freed when no send is in flight */
 };
+
+/* Which sender tables the process uses; the first registration decides. */
+#define UINTR__SENDERS_UNDECIDED 0
+#define UINTR__SENDERS_THREAD 1  /* RFC 2.4: one UITT per thread */
+#define UINTR__SENDERS_PROCESS 2 /* later branch 3: one UITT per process */
+extern _Atomic int uintr__sender_kind;
+extern struct uintr__uitt *_Atomic uintr__process_uitt;
 
 /* Everything the library keeps per thread. */
 struct uintr__thread {
@@ -249,12 +264,22 @@ void uintr__close_released(struct uintr__receiver *r);
 int uintr__vector_orphan_ends(struct uintr__receiver *r);
 void uintr__vector_orphans_forget(void);
 int uintr__read_fd_header(int fd, struct uintr__fd_header *h, int fds[3]);
+int uintr__vector_keep(unsigned int vector, int want_fd);
 
 /* sender.c */
 void uintr__sender_exit(void);
+void uintr__sender_fork_child(void);
 void uintr__target_unmap(struct uintr__target *t);
 int uintr__uitt_live(const struct uintr__uitt *u);
 int uintr__senduipi_try(unsigned long long index);
+int uintr__uitt_add(struct uintr__uitt *u, const struct uintr__fd_header *h, int memfds[3],
+		    int isconn);
+int uintr__uitt_remove(struct uintr__uitt *u, unsigned long long index);
+struct uintr__uitt *uintr__shared_uitt(void);
+int uintr__uitt_export(struct uintr__uitt *u, int sock);
+int uintr__uitt_import(struct uintr__uitt *u, int fd);
+int uintr__is_uitt_fd(int fd);
+int uintr__sender_kind_claim(int kind);
 int uintr__post_self(struct uintr__upid *upid, unsigned int vector);
 
 /* timer.c */

@@ -310,6 +310,48 @@ out:
 }
 
 /*
+ * A vector as the later branch keeps it (reference 3): "once registered
+ * always stay registered", so it is set in the receiver's mask for good
+ * and nothing watches for a release; registering it again is allowed.
+ * With `want_fd`, a new uintr_fd for it (the later uvec_fd), whose close
+ * releases nothing: our end of the pair is closed at once, the header
+ * stays queued in the fd.  Returns 0 or the fd; -1 with errno (EINVAL: no
+ * receiver; ENOMEM, EMFILE, ENFILE).  The caller checked the vector.
+ */
+int uintr__vector_keep(unsigned int vector, int want_fd)
+{
+	struct uintr__receiver *r;
+	uint64_t bit = 1ull << vector;
+	sigset_t old;
+	int sv[2], err = 0;
+
+	uintr__block_signal(&old);
+	r = uintr__self.receiver;
+	if (!r) {
+		uintr__restore_signal(&old);
+		return uintr__fail(EINVAL);
+	}
+	if (want_fd) {
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) != 0) {
+			err = errno == EMFILE || errno == ENFILE ? errno : ENOMEM;
+		} else if (uintr__send_header(r, sv[0], vector) != 0) {
+			err = errno == EMFILE || errno == ENFILE ? errno : ENOMEM;
+			close(sv[0]);
+			close(sv[1]);
+		}
+		if (err) {
+			uintr__restore_signal(&old);
+			return uintr__fail(err);
+		}
+		close(sv[0]);
+	}
+	atomic_fetch_or(&r->vector_mask, bit);
+	atomic_fetch_or(&r->info->registered, bit);
+	uintr__restore_signal(&old);
+	return want_fd ? sv[1] : 0;
+}
+
+/*
  * Read a uintr_fd's header without consuming it.  EBADF for a bad fd,
  * EOPNOTSUPP for anything that is not a uintr_fd made by the process that
  * created the socket pair (SO_PEERCRED cannot be forged).  On success

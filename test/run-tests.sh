@@ -14,6 +14,8 @@ for t in "$@"; do
 	start=$(date +%s.%N)
 	runner=$RUNNER
 	case $t in
+	*/test/compat/later-*)	# ... under Intel's later ABI
+		name=compat/$name; runner="$(dirname "$0")/../tools/uintr-run --abi=later" ;;
 	*/test/compat/*)	# -muintr programs run under the emulation
 		name=compat/$name; runner="$(dirname "$0")/../tools/uintr-run" ;;
 	*/examples/muintr/*)

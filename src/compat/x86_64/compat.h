@@ -9,7 +9,8 @@
  *   decode.c   the five instructions decoded as the CPU decodes them (5)
  *   emulate.c  the SIGILL handler: STUI CLUI TESTUI SENDUIPI UIRET, faults
  *   deliver.c  delivery by rewriting the interrupted context (5.3)
- *   syscall.c  the seccomp filter and the SIGSYS handler: the RFC syscalls (2)
+ *   syscall.c  the seccomp filter and the SIGSYS handler: the RFC syscalls (2),
+ *              or the later branch's (3, src/later.c), per UINTR_ABI
  *   signals.c  keeping SIGILL and SIGSYS usable: sigaction and signal-mask
  *              interposition, the program's own handlers (chaining)
  *
@@ -32,6 +33,13 @@
 /* Default syscall numbers: uintr_register_handler .. uintr_wait (ref. 1). */
 #define UINTR__COMPAT_DEFAULT_BASE 471
 #define UINTR__COMPAT_NR_SYSCALLS 6
+/* The later branch's: .. uintr_register_self, uintr_alt_stack, uintr_ipi_fd (3). */
+#define UINTR__COMPAT_NR_SYSCALLS_LATER 9
+
+/* The ABI the program is run under (UINTR_ABI, init.c). */
+#define UINTR__ABI_RFC 0
+#define UINTR__ABI_LATER 1
+extern int uintr__compat_abi;
 
 /* RFLAGS bits. */
 #define UINTR__CF 0x1ull

@@ -29,6 +29,7 @@
  *                       which mainline uses for other syscalls: those six
  *                       then become UINTR syscalls in this process)
  *   UINTR_SIGNAL        the engine's notification signal (uintr(7))
+ *   UINTR_ABI           rfc (default) or later: the syscalls' meaning
  */
 #define _GNU_SOURCE
 #include <cpuid.h>
@@ -60,6 +61,26 @@ static unsigned int uintr__compat_base(void)
 		return UINTR__COMPAT_DEFAULT_BASE;
 	}
 	return (unsigned int)v;
+}
+
+/*
+ * UINTR_ABI: which syscalls the numbers mean (reference 1, 3): "rfc" (the
+ * default: the RFC's six, as Intel's mainline-tracking copies renumber
+ * them) or "later" (Intel's uintr-linux-kernel branch: nine).  Anything
+ * else stops the program before it starts: running it under the wrong ABI
+ * would give its syscalls other meanings.
+ */
+static int uintr__compat_choose_abi(void)
+{
+	const char *env = getenv("UINTR_ABI");
+
+	if (!env || !*env || strcmp(env, "rfc") == 0)
+		return UINTR__ABI_RFC;
+	if (strcmp(env, "later") == 0)
+		return UINTR__ABI_LATER;
+	fprintf(stderr, "libuintr-compat: UINTR_ABI=%s: not an ABI; use rfc (the 2021 RFC, the "
+		"default) or later (Intel's uintr-linux-kernel branch); see uintr-run(1)\n", env);
+	_exit(2);
 }
 
 static int uintr__cpu_has_uintr(void)
@@ -168,6 +189,8 @@ __attribute__((constructor)) static void uintr__compat_init(void)
 {
 	unsigned int base = uintr__compat_base();
 	int saved_errno = errno;
+
+	uintr__compat_abi = uintr__compat_choose_abi();
 
 	uintr__compat_resolve();
 	if (uintr__hardware(base))
