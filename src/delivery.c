@@ -63,6 +63,7 @@ unsigned int uintr__deliver(struct uintr_frame *frame)
 	while (r && atomic_exchange(&uintr__self.uif, 0)) {
 		uint64_t uirr, bit;
 		unsigned int vector;
+		unsigned char masked;
 
 		/* The handler that ran last may have unregistered r (or
 		 * registered anew): deliver no more of it; r stays mapped until
@@ -83,7 +84,28 @@ unsigned int uintr__deliver(struct uintr_frame *frame)
 		bit = 1ull << vector;
 		atomic_fetch_and(&r->info->uirr, ~bit);
 		uintr__count_delivery(&r->info->delivered);
+		masked = atomic_load_explicit(&uintr__self.notification_masked,
+					      memory_order_relaxed);
 		r->handler(frame, vector);
+		/* The handler ran STUI inside the signal handler and so let
+		 * notifications in (uintr_stui): shut them out again before
+		 * UIF = 1, or each one would stack a new loop on this frame. */
+		if (masked && !atomic_load_explicit(&uintr__self.notification_masked,
+						    memory_order_relaxed)) {
+			uintr__set_signal_blocked(1);
+			atomic_store_explicit(&uintr__self.notification_masked, 1,
+					      memory_order_relaxed);
+		}
+		/* A notification sent while the handler ran waits for our
+		 * sigreturn (the signal is blocked only because we are in its
+		 * handler, ON still set).  A CPU would have processed it with
+		 * UIF = 0 (5.2): recognize its posts now, so that the highest
+		 * vector goes next.  Only then: a receiver whose notifications
+		 * are suppressed (SN) or blocked by the program keeps its posts
+		 * in PIR, as on hardware. */
+		if (masked && (atomic_load_explicit(&r->upid->status, memory_order_relaxed) &
+			       UINTR__UPID_ON))
+			uintr__recognize(r);
 		atomic_store(&uintr__self.uif, 1); /* UIRET */
 		delivered++;
 	}
@@ -167,8 +189,13 @@ static void uintr__notification(siginfo_t *si, ucontext_t *uc)
 void uintr__signal_handler(int signo, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
+	unsigned char was_masked = atomic_load_explicit(&uintr__self.notification_masked,
+							memory_order_relaxed);
 
 	uintr__enter();
+	/* The kernel blocked this signal for the handler's run (sys.c). */
+	atomic_store_explicit(&uintr__self.notification_masked, 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
 	atomic_store_explicit(&uintr__self.own_signal_runs,
 			      atomic_load_explicit(&uintr__self.own_signal_runs, memory_order_relaxed) + 1,
 			      memory_order_relaxed);
@@ -181,6 +208,9 @@ void uintr__signal_handler(int signo, siginfo_t *si, void *uc)
 	else if (si->si_code != POLL_HUP || !uintr__handle_release_signal(si->si_fd))
 		uintr__chain(signo, si, uc);
 	uintr__leave();
+	/* sigreturn restores the interrupted code's mask. */
+	atomic_signal_fence(memory_order_seq_cst);
+	atomic_store_explicit(&uintr__self.notification_masked, was_masked, memory_order_relaxed);
 	errno = saved_errno;
 }
 
@@ -188,6 +218,14 @@ UINTR__EXPORT void uintr_stui(void)
 {
 	struct uintr__receiver *r = uintr__enter();
 
+	/* Inside a handler delivered from the notification signal (or code
+	 * that left one without returning): nested interrupts must reach
+	 * this code (5.5), so let the signal in; the delivery loop shuts it
+	 * out again when the handler returns. */
+	if (atomic_load_explicit(&uintr__self.notification_masked, memory_order_relaxed)) {
+		atomic_store_explicit(&uintr__self.notification_masked, 0, memory_order_relaxed);
+		uintr__set_signal_blocked(0);
+	}
 	atomic_store(&uintr__self.uif, 1);
 	if (r && uintr__debug)
 		uintr__debug_check("uintr_stui");

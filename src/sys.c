@@ -207,6 +207,17 @@ void uintr__block_signal(sigset_t *old)
 	pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
+/* Block or unblock the notification signal on this thread (delivery.c:
+ * only around handlers that ran STUI inside the signal handler). */
+void uintr__set_signal_blocked(int blocked)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, uintr__signo);
+	pthread_sigmask(blocked ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
+
 void uintr__restore_signal(const sigset_t *old)
 {
 	pthread_sigmask(SIG_SETMASK, old, NULL);
@@ -317,10 +328,15 @@ static int uintr__setup_once(void)
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = uintr__signal_handler;
-	/* SA_NODEFER: notifications are processed inside a handler too (5.2),
-	 * so a handler that runs STUI sees nested interrupts.  SA_RESTART: a
-	 * restartable syscall in the receiver resumes after delivery (6.1). */
-	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER | SA_ONSTACK;
+	/* No SA_NODEFER: while the handler runs, the kernel keeps this signal
+	 * blocked, so a notification that lands after a delivery has set UIF
+	 * back to 1 waits for sigreturn and starts on a fresh frame, as UIRET
+	 * pops the frame before the next delivery on hardware (5.4).  Posts
+	 * made meanwhile are still recognized at once by the delivery loop
+	 * (delivery.c), and a handler that runs STUI unblocks the signal for
+	 * its own nested interrupts (uintr_stui).  SA_RESTART: a restartable
+	 * syscall in the receiver resumes after delivery (6.1). */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(signo, &sa, &uintr__previous_action) != 0)
 		return errno;

@@ -201,6 +201,13 @@ struct uintr__thread {
 	 * sleep that ends with EINTR while this did not change was ended by
 	 * another signal's handler (wait.c: TASK_INTERRUPTIBLE, 2.6). */
 	_Atomic unsigned int own_signal_runs;
+	/* The kernel blocks the notification signal while our handler runs
+	 * (no SA_NODEFER): 1 while this thread is inside that handler with
+	 * the signal still blocked.  uintr_stui() inside a handler delivered
+	 * from there unblocks it and clears this; the delivery loop blocks it
+	 * again when that handler returns (delivery.c, fault 1 of issue 17:
+	 * at most one handler frame, plus one per handler that sets UIF). */
+	_Atomic unsigned char notification_masked;
 	struct uintr__receiver *_Atomic retired; /* unregistered while busy */
 	unsigned char registered_exit; /* pthread key set for this thread */
 };
@@ -225,6 +232,7 @@ uint64_t uintr__pidfd_ino(int pidfd);
 int uintr__setup_process(void);
 int uintr__watch_thread_exit(void);
 void uintr__block_signal(sigset_t *old);
+void uintr__set_signal_blocked(int blocked);
 void uintr__restore_signal(const sigset_t *old);
 void uintr__lock(void);
 void uintr__unlock(void);
@@ -351,7 +359,8 @@ static inline void uintr__leave(void)
  * notification only recognizes), so a plain add is exact and takes no
  * locked instruction on the polling path.  Counters the signal handler
  * writes (notifications, spurious) can be interrupted by the same handler
- * (SA_NODEFER) and use an atomic add instead.
+ * (it nests on top of uintr_poll, or of a handler that ran STUI) and use
+ * an atomic add instead.
  */
 static inline void uintr__count_delivery(_Atomic uint64_t *c)
 {

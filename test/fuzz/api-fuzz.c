@@ -1450,9 +1450,9 @@ static void op_wait(struct input *in)
 
 /*
  * Unblock: every queued signal is delivered before the thread returns to
- * user code.  The handler is SA_NODEFER, so the kernel builds all the
- * signal frames first (queue order, one real-time signal number) and the
- * handlers then run from the last queued to the first.
+ * user code.  The handler keeps its own signal blocked while it runs (no
+ * SA_NODEFER, issue 17 fault 1), so the signals are taken one after the
+ * other, in queue order (one real-time signal number).
  */
 static void unblock_slot(int si)
 {
@@ -1464,7 +1464,7 @@ static void unblock_slot(int si)
 	exec_on(si, &c);
 	if (c.ret != 0)
 		fail("pthread_sigmask: %ld", c.ret);
-	for (i = s->nq - 1; i >= 0; i--) {
+	for (i = 0; i < s->nq; i++) {
 		int id = s->q[i].id;
 
 		if (s->q[i].type == Q_NOTIF) {
