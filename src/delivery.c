@@ -205,7 +205,7 @@ void uintr__signal_handler(int signo, siginfo_t *si, void *uc)
 	else if (si->si_code == SI_TIMER &&
 		 ((uint64_t)(uintptr_t)si->si_value.sival_ptr & UINTR__TOKEN_MASK) == UINTR__TOKEN_TAG)
 		uintr__timer_signal(si, uc);
-	else if (si->si_code != POLL_HUP || !uintr__handle_release_signal(si->si_fd))
+	else
 		uintr__chain(signo, si, uc);
 	uintr__leave();
 	/* sigreturn restores the interrupted code's mask. */

@@ -93,14 +93,11 @@ static struct uintr__receiver *uintr__receiver_new(uintr_handler_t handler)
 	 * (uintr__leave), where only munmap is safe. */
 	struct uintr__receiver *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
 					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	unsigned int i;
 	int err;
 
 	if (r == MAP_FAILED)
 		return NULL;
 	r->upid_memfd = r->info_memfd = r->loop_efd = -1;
-	for (i = 0; i < UINTR_MAX_VECTORS; i++)
-		r->vector_end[i] = -1;
 	r->handler = handler;
 	r->stack_adjust = UINTR__DEFAULT_STACK_ADJUST;
 	r->wait_spin_ns = uintr__default_wait_spin();
@@ -179,7 +176,6 @@ UINTR__EXPORT int uintr_register_handler(uintr_handler_t handler, unsigned int f
 		return uintr__fail(EBUSY);
 	if (uintr__setup_process() != 0 || uintr__watch_thread_exit() != 0)
 		return -1;
-	uintr__vector_orphans_reap();
 	r = uintr__receiver_new(handler);
 	if (!r)
 		return uintr__fail(errno == EMFILE || errno == ENFILE ? errno : ENOMEM);
@@ -212,13 +208,12 @@ static void uintr__receiver_detach(struct uintr__receiver *r)
 	atomic_store(&r->info->active, 0);
 	uintr__timers_receiver_gone(r);
 	atomic_store(&r->info->uirr, 0); /* pending recognized interrupts are discarded */
-	uintr__close_released(r);
-	if (uintr__vector_orphan_ends(r)) {
-		/* The orphaned ends keep the info page; keep a copy of the
-		 * counters for the process totals below. */
-		r->info_kept = 1;
-	}
 	uintr__lock();
+	/* The orphaned ends keep the info page (vector_fd.c); the counters
+	 * go into the process totals below, under the same lock, before the
+	 * watcher may release the last of them and unmap it. */
+	if (uintr__vector_orphan_ends(r))
+		r->info_kept = 1;
 	for (pp = &uintr__receivers; *pp; pp = &(*pp)->next) {
 		if (*pp == r) {
 			*pp = r->next;

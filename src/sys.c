@@ -259,17 +259,13 @@ static void uintr__fork_child(void)
 {
 	struct uintr__receiver *r, *next;
 	struct uintr__uitt *u = uintr__self.uitt;
-	unsigned int i;
 
+	uintr__vector_ends_forget();
 	for (r = uintr__receivers; r; r = next) {
 		next = r->next;
-		for (i = 0; i < UINTR_MAX_VECTORS; i++)
-			if (r->vector_end[i] >= 0)
-				close(r->vector_end[i]);
 		uintr__receiver_free(r);
 	}
 	uintr__receivers = NULL;
-	uintr__vector_orphans_forget();
 	if (u) {
 		struct uintr__target *t, *tn;
 

@@ -131,8 +131,8 @@ struct uintr__receiver {
 	pid_t tid;
 	uint64_t stack_adjust;
 	_Atomic uint64_t vector_mask; /* RFC uvec_mask */
-	_Atomic uint64_t released;    /* vectors whose fd was released, end not yet closed */
-	int vector_end[UINTR_MAX_VECTORS]; /* our end of each vector's socket pair */
+	/* our end of each vector's socket pair (vector_fd.c), under uintr__lock */
+	struct uintr__end *vector_end[UINTR_MAX_VECTORS];
 	int polling;                  /* uintr_set_polling(1): SN kept set */
 	uint64_t wait_spin_ns;        /* uintr_wait's poll phase */
 	uint64_t wait_mark;           /* info->delivered when uintr_wait last returned */
@@ -265,12 +265,10 @@ void uintr__receiver_free(struct uintr__receiver *r);
 void uintr__receivers_reclaim(void);
 
 /* vector_fd.c */
-void uintr__vector_release(struct uintr__receiver *r, unsigned int vector);
-int uintr__handle_release_signal(int end_fd);
-void uintr__vector_orphans_reap(void);
-void uintr__close_released(struct uintr__receiver *r);
+struct uintr__end;
 int uintr__vector_orphan_ends(struct uintr__receiver *r);
-void uintr__vector_orphans_forget(void);
+void uintr__vector_ends_forget(void);
+void uintr__vector_ends_settle(void);
 int uintr__read_fd_header(int fd, struct uintr__fd_header *h, int fds[3]);
 int uintr__vector_keep(unsigned int vector, int want_fd);
 

@@ -5,22 +5,40 @@
  * keeps the other ("vector end").  The uintr_fd's receive queue holds one
  * header message: the receiver's identity, the vector, the generation of
  * this incarnation of the vector, and (SCM_RIGHTS) the UPID and info
- * memfds and the receiver's eventfd (loop.c).  Any holder of the fd, in any process, peeks it to register as a
- * sender (sender.c): holding the fd is the only credential.
+ * memfds and the receiver's eventfd (loop.c).  Any holder of the fd, in
+ * any process, peeks it to register as a sender (sender.c): holding the fd
+ * is the only credential.  A socket is the one kind of fd that carries the
+ * memfds to a holder of another user.
  *
- * Release: when the last reference to the uintr_fd is closed, in every
- * process, the kernel marks the vector end hung up and, because the end is
- * O_ASYNC with F_SETSIG/F_SETOWN_EX, sends our signal with POLL_HUP to the
- * receiver thread.  That is the RFC's uintrfd_release + receiver_clear_uvec
- * task_work: senders connected through the fd are disconnected (their UITT
- * entries turn invalid: the vector's generation changes), the vector's PIR
- * bit is cleared, an interrupt already in UIRR is left to be delivered, and
- * the vector may be created again.
+ * What a holder can do to the socket must not reach the receiver (issue
+ * 17; uintr(7), SECURITY):
+ *   - The vector end is shut down for reading at creation, so a holder's
+ *     write, send or sendmsg (SCM_RIGHTS included: the fd cannot be parked
+ *     in our own queue, which would pin the vector) fails with EPIPE.
+ *   - No O_ASYNC on the vector end: no queued signal, hence no SIGIO when
+ *     RLIMIT_SIGPENDING is reached, is ever sent for it.
+ *   - Release is noticed by one watcher thread per process, which waits in
+ *     epoll for the vector ends to hang up.  A holder's shutdown() also
+ *     hangs the end up, so the watcher checks that the uintr_fd socket is
+ *     really gone before it releases (uintr__end_released).
+ *
+ * Release, when the last reference to the uintr_fd is closed in every
+ * process: the RFC's uintrfd_release + receiver_clear_uvec.  Senders
+ * connected through the fd are disconnected (their UITT entries turn
+ * invalid: the vector's generation changes), the vector's PIR bit is
+ * cleared, an interrupt already in UIRR is left to be delivered, and the
+ * vector may be created again.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -28,188 +46,260 @@
 
 #include "uintr-int.h"
 
-/* Async-signal-safe: runs from the notification signal handler. */
-void uintr__vector_release(struct uintr__receiver *r, unsigned int vector)
-{
-	uint64_t bit = 1ull << vector;
-
-	if (!(atomic_load(&r->vector_mask) & bit) || (atomic_load(&r->released) & bit))
-		return;
-	atomic_fetch_add(&r->info->vector_gen[vector], 1);
-	atomic_fetch_and(&r->upid->pir, ~bit);
-	atomic_fetch_and(&r->info->registered, ~bit);
-	atomic_fetch_or(&r->released, bit);
-	atomic_fetch_and(&r->vector_mask, ~bit);
-}
-
-static int uintr__end_hung_up(int end_fd)
-{
-	struct pollfd p = { .fd = end_fd, .events = 0 };
-
-	return poll(&p, 1, 0) == 1 && (p.revents & POLLHUP);
-}
-
 /*
- * Orphaned vector ends: the fds of a receiver that unregistered or exited
- * stay deactivated (2.2), but their release must still disconnect their
- * senders (2.3).  So the ends live on here, owned by the process (any
- * thread takes the kernel's notice), with the receiver's info page.  The
- * signal handler only bumps the generation and marks the slot; slow paths
- * close the end and unmap the page, under uintr__lock.
+ * Every vector end of the process, live or orphaned (its receiver
+ * unregistered or exited: the fd stays deactivated (2.2), but its release
+ * must still disconnect its senders (2.3)).  All under uintr__lock.  The
+ * watcher's epoll events carry an end's id, not its address: an end may be
+ * released (and freed) by uintr_create_fd between epoll_wait and the lock.
  */
-#define UINTR__MAX_ORPHANS 1024
-struct uintr__orphan {
-	_Atomic int end_fd;        /* -1: free */
-	_Atomic int released;
-	struct uintr__info *info;
+struct uintr__end {
+	uint64_t id;
+	int fd;                       /* our end of the pair */
 	unsigned int vector;
+	ino_t peer_ino;               /* the uintr_fd socket's inode */
+	struct uintr__receiver *r;    /* NULL once orphaned */
+	struct uintr__info *info;     /* the receiver's; owned by the ends once orphaned */
+	struct uintr__end *next;
 };
-static struct uintr__orphan uintr__orphans[UINTR__MAX_ORPHANS];
-static _Atomic int uintr__orphans_init;
 
-static void uintr__orphans_setup(void)
+static struct uintr__end *uintr__ends;
+static uint64_t uintr__end_ids;
+static int uintr__watch_fd = -1;      /* the watcher's epoll */
+
+/* Is the uintr_fd socket with this inode still open anywhere?  The kernel
+ * lists every AF_UNIX socket of this network namespace in /proc/net/unix;
+ * without it, a hang-up is taken for a release (the old rule). */
+static int uintr__socket_exists(ino_t ino)
 {
-	unsigned int i;
+	char line[512];
+	FILE *f = fopen("/proc/net/unix", "re");
+	int found = 0;
 
-	if (atomic_load(&uintr__orphans_init))
-		return;
-	for (i = 0; i < UINTR__MAX_ORPHANS; i++)
-		atomic_store(&uintr__orphans[i].end_fd, -1);
-	atomic_store(&uintr__orphans_init, 1);
-}
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long long inode;
 
-/* Under uintr__lock: close released orphans, unmap pages nobody uses. */
-static void uintr__orphans_reap(void)
-{
-	unsigned int i, j;
-
-	for (i = 0; i < UINTR__MAX_ORPHANS; i++) {
-		struct uintr__orphan *o = &uintr__orphans[i];
-		struct uintr__info *info = o->info;
-		int fd = atomic_load(&o->end_fd), shared = 0;
-
-		if (fd < 0 || !atomic_load(&o->released))
-			continue;
-		atomic_store(&o->end_fd, -1);
-		close(fd);
-		for (j = 0; j < UINTR__MAX_ORPHANS; j++)
-			if (atomic_load(&uintr__orphans[j].end_fd) >= 0 && uintr__orphans[j].info == info)
-				shared = 1;
-		if (!shared)
-			munmap(info, 4096);
+		/* Num RefCount Protocol Flags Type St Inode [Path] */
+		if (sscanf(line, "%*s %*s %*s %*s %*s %*s %llu", &inode) == 1 &&
+		    (ino_t)inode == ino)
+			found = 1;
 	}
+	fclose(f);
+	return found;
 }
 
 /*
- * Receiver detach (2.2, 2.7): keep each live vector end as an orphan, its
- * kernel notice now going to the whole process.  Returns 1 if the info page
- * was handed over (the caller must not unmap it).
+ * Was this end's uintr_fd released, or did a holder only shut it down?
+ * Both hang the end up.  On release the kernel purges the uintr_fd's
+ * queue: if the header was still there, it sets ECONNRESET on our end
+ * (one that nobody can forge) and our send queue empties; a header still
+ * queued means the socket lives.  Only when a holder consumed the header
+ * does it take a look in /proc/net/unix.
  */
-int uintr__vector_orphan_ends(struct uintr__receiver *r)
+static int uintr__end_released(struct uintr__end *e)
 {
-	struct f_owner_ex owner = { .type = F_OWNER_PID, .pid = getpid() };
-	unsigned int v, i = 0;
-	int handed = 0;
+	struct pollfd p = { .fd = e->fd, .events = 0 };
+	socklen_t len = sizeof(int);
+	int err = 0, queued = 0;
 
-	uintr__lock();
-	uintr__orphans_setup();
-	uintr__orphans_reap();
-	for (v = 0; v < UINTR_MAX_VECTORS; v++) {
-		int fd = r->vector_end[v];
-
-		if (fd < 0)
-			continue;
-		r->vector_end[v] = -1;
-		if (atomic_load(&r->released) & (1ull << v) || uintr__end_hung_up(fd)) {
-			/* Released already: disconnect its senders now. */
-			atomic_fetch_add(&r->info->vector_gen[v], 1);
-			close(fd);
-			continue;
-		}
-		while (i < UINTR__MAX_ORPHANS && atomic_load(&uintr__orphans[i].end_fd) >= 0)
-			i++;
-		if (i == UINTR__MAX_ORPHANS || fcntl(fd, F_SETOWN_EX, &owner) != 0) {
-			close(fd); /* table full: its senders stay harmless */
-			continue;
-		}
-		uintr__orphans[i].info = r->info;
-		uintr__orphans[i].vector = v;
-		atomic_store(&uintr__orphans[i].released, 0);
-		atomic_store(&uintr__orphans[i].end_fd, fd);
-		handed = 1;
-	}
-	uintr__unlock();
-	return handed;
-}
-
-/* fork child: the parent's orphans are not ours. */
-void uintr__vector_orphans_forget(void)
-{
-	unsigned int i;
-
-	if (!atomic_load(&uintr__orphans_init))
-		return;
-	for (i = 0; i < UINTR__MAX_ORPHANS; i++) {
-		int fd = atomic_exchange(&uintr__orphans[i].end_fd, -1);
-
-		if (fd >= 0)
-			close(fd);
-	}
-}
-
-/* Slow paths tidy up released orphans. */
-void uintr__vector_orphans_reap(void)
-{
-	if (!atomic_load(&uintr__orphans_init))
-		return;
-	uintr__lock();
-	uintr__orphans_reap();
-	uintr__unlock();
-}
-
-/* The kernel's SIGIO-style notice that a vector end's peer was released
- * (async-signal-safe).  False if end_fd is none of ours. */
-int uintr__handle_release_signal(int end_fd)
-{
-	struct uintr__receiver *r = uintr__self.receiver;
-	unsigned int v, i;
-
-	for (v = 0; r && v < UINTR_MAX_VECTORS; v++) {
-		if (r->vector_end[v] == end_fd) {
-			if (uintr__end_hung_up(end_fd))
-				uintr__vector_release(r, v);
-			return 1;
-		}
-	}
-	if (!atomic_load(&uintr__orphans_init))
+	if (poll(&p, 1, 0) != 1 || !(p.revents & POLLHUP))
 		return 0;
-	for (i = 0; i < UINTR__MAX_ORPHANS; i++) {
-		struct uintr__orphan *o = &uintr__orphans[i];
+	if (getsockopt(e->fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == ECONNRESET)
+		return 1;
+	if (ioctl(e->fd, SIOCOUTQ, &queued) == 0 && queued > 0)
+		return 0;
+	return !uintr__socket_exists(e->peer_ino);
+}
 
-		if (atomic_load(&o->end_fd) == end_fd) {
-			if (!atomic_load(&o->released) && uintr__end_hung_up(end_fd)) {
-				atomic_fetch_add(&o->info->vector_gen[o->vector], 1);
-				atomic_store(&o->released, 1);
-			}
+/* Under uintr__lock: is any other end still using this info page? */
+static int uintr__info_shared(const struct uintr__info *info, const struct uintr__end *except)
+{
+	const struct uintr__end *e;
+
+	for (e = uintr__ends; e; e = e->next)
+		if (e != except && e->info == info)
 			return 1;
-		}
-	}
 	return 0;
 }
 
-/* Close the ends of released vectors (slow paths, our signal blocked). */
-void uintr__close_released(struct uintr__receiver *r)
+/* Under uintr__lock: the release (2.3) of a released end, then forget it. */
+static void uintr__end_release(struct uintr__end *e)
 {
-	uint64_t released = atomic_exchange(&r->released, 0);
+	struct uintr__end **pp;
 
-	while (released) {
-		unsigned int v = (unsigned int)__builtin_ctzll(released);
+	atomic_fetch_add(&e->info->vector_gen[e->vector], 1);
+	if (e->r) {
+		uint64_t bit = 1ull << e->vector;
 
-		released &= released - 1;
-		if (r->vector_end[v] >= 0)
-			close(r->vector_end[v]);
-		r->vector_end[v] = -1;
+		atomic_fetch_and(&e->r->upid->pir, ~bit);
+		atomic_fetch_and(&e->info->registered, ~bit);
+		atomic_fetch_and(&e->r->vector_mask, ~bit);
+		e->r->vector_end[e->vector] = NULL;
+	} else if (!uintr__info_shared(e->info, e)) {
+		munmap(e->info, 4096);
 	}
+	if (uintr__watch_fd >= 0)
+		epoll_ctl(uintr__watch_fd, EPOLL_CTL_DEL, e->fd, NULL);
+	close(e->fd);
+	for (pp = &uintr__ends; *pp; pp = &(*pp)->next) {
+		if (*pp == e) {
+			*pp = e->next;
+			break;
+		}
+	}
+	free(e);
+}
+
+/* The watcher: its own thread, every signal blocked, so that nothing a
+ * holder does to a uintr_fd is ever a signal to the program. */
+static void *uintr__watch(void *arg)
+{
+	struct epoll_event ev[16];
+
+	(void)arg;
+	for (;;) {
+		int n = epoll_wait(uintr__watch_fd, ev, 16, -1), i;
+
+		if (n < 0 && errno != EINTR)
+			return NULL;
+		uintr__lock();
+		for (i = 0; i < n; i++) {
+			struct uintr__end *e;
+
+			for (e = uintr__ends; e && e->id != ev[i].data.u64; e = e->next)
+				;
+			if (e && uintr__end_released(e))
+				uintr__end_release(e);
+		}
+		uintr__unlock();
+	}
+}
+
+/* Under uintr__lock: the epoll and its thread, once per process (again in
+ * a fork child, which has neither). */
+static int uintr__watch_start(void)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	sigset_t all, old;
+	int err;
+
+	if (uintr__watch_fd >= 0)
+		return 0;
+	uintr__watch_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (uintr__watch_fd < 0)
+		return -1;
+	sigfillset(&all);
+	if (pthread_attr_init(&attr) != 0)
+		goto fail;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&t, &attr, uintr__watch, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (err == 0)
+		return 0;
+	errno = err;
+fail:
+	err = errno;
+	close(uintr__watch_fd);
+	uintr__watch_fd = -1;
+	errno = err;
+	return -1;
+}
+
+/* Under uintr__lock: watch a new vector end. */
+static int uintr__end_add(struct uintr__receiver *r, int end_fd, int peer_fd, unsigned int vector)
+{
+	struct uintr__end *e;
+	struct epoll_event ev = { .events = EPOLLHUP | EPOLLET };
+	struct stat st;
+
+	if (fstat(peer_fd, &st) != 0 || uintr__watch_start() != 0)
+		return -1;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -1;
+	e->id = ++uintr__end_ids;
+	e->fd = end_fd;
+	e->vector = vector;
+	e->peer_ino = st.st_ino;
+	e->r = r;
+	e->info = r->info;
+	ev.data.u64 = e->id;
+	if (epoll_ctl(uintr__watch_fd, EPOLL_CTL_ADD, end_fd, &ev) != 0) {
+		free(e);
+		return -1;
+	}
+	e->next = uintr__ends;
+	uintr__ends = e;
+	r->vector_end[vector] = e;
+	return 0;
+}
+
+/*
+ * Receiver detach (2.2, 2.7), under uintr__lock: its ends become orphans,
+ * still watched.  Returns 1 if the info page was handed over to them (the
+ * caller must not unmap it).
+ */
+int uintr__vector_orphan_ends(struct uintr__receiver *r)
+{
+	unsigned int v;
+	int handed = 0;
+
+	for (v = 0; v < UINTR_MAX_VECTORS; v++) {
+		struct uintr__end *e = r->vector_end[v];
+
+		if (!e)
+			continue;
+		if (uintr__end_released(e)) {
+			uintr__end_release(e); /* its senders are disconnected now */
+			continue;
+		}
+		e->r = NULL;
+		r->vector_end[v] = NULL;
+		handed = 1;
+	}
+	return handed;
+}
+
+/* Complete every release whose hang-up the watcher has not handled yet.
+ * The tests call it where they need a release to be finished (the last
+ * close returned, so the kernel has hung the end up already). */
+void uintr__vector_ends_settle(void)
+{
+	struct uintr__end *e, *next;
+
+	uintr__lock();
+	for (e = uintr__ends; e; e = next) {
+		next = e->next;
+		if (uintr__end_released(e))
+			uintr__end_release(e);
+	}
+	uintr__unlock();
+}
+
+/* fork child: the parent's ends and watcher are not ours (the child's
+ * copies of the uintr_fds are; it may create vectors of its own). */
+void uintr__vector_ends_forget(void)
+{
+	struct uintr__end *e, *next;
+	struct uintr__receiver *r;
+
+	for (r = uintr__receivers; r; r = r->next)
+		memset(r->vector_end, 0, sizeof(r->vector_end));
+	for (e = uintr__ends; e; e = next) {
+		next = e->next;
+		close(e->fd);
+		free(e);
+	}
+	uintr__ends = NULL;
+	if (uintr__watch_fd >= 0)
+		close(uintr__watch_fd);
+	uintr__watch_fd = -1;
 }
 
 static int uintr__send_header(struct uintr__receiver *r, int end_fd, unsigned int vector)
@@ -245,25 +335,10 @@ static int uintr__send_header(struct uintr__receiver *r, int end_fd, unsigned in
 	return sendmsg(end_fd, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof(h) ? 0 : -1;
 }
 
-/* Ask the kernel to tell this receiver thread when the peer is released. */
-static int uintr__watch_release(struct uintr__receiver *r, int end_fd)
-{
-	struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = r->tid };
-	int fl;
-
-	if (fcntl(end_fd, F_SETOWN_EX, &owner) != 0 || fcntl(end_fd, F_SETSIG, uintr__signo) != 0)
-		return -1;
-	fl = fcntl(end_fd, F_GETFL);
-	if (fl < 0 || fcntl(end_fd, F_SETFL, fl | O_ASYNC) != 0)
-		return -1;
-	return 0;
-}
-
 UINTR__EXPORT int uintr_create_fd(unsigned long long vector, unsigned int flags)
 {
 	struct uintr__receiver *r;
 	uint64_t bit;
-	sigset_t old;
 	int sv[2], err;
 
 	if (flags != 0 || !uintr__self.receiver)
@@ -272,20 +347,19 @@ UINTR__EXPORT int uintr_create_fd(unsigned long long vector, unsigned int flags)
 		return uintr__fail(ENOSPC);
 	bit = 1ull << vector;
 
-	uintr__block_signal(&old);
+	uintr__lock();
 	/* Read only now: a handler may have unregistered it meanwhile. */
 	r = uintr__self.receiver;
 	if (!r) {
-		uintr__restore_signal(&old);
+		uintr__unlock();
 		return uintr__fail(EINVAL);
 	}
-	/* A release whose notice has not arrived yet (our signal blocked, or
-	 * still in flight) must not make the vector look busy. */
-	if ((atomic_load(&r->vector_mask) & bit) && uintr__end_hung_up(r->vector_end[vector]))
-		uintr__vector_release(r, (unsigned int)vector);
-	uintr__close_released(r);
+	/* A release the watcher has not seen yet must not make the vector
+	 * look busy. */
+	if (r->vector_end[vector] && uintr__end_released(r->vector_end[vector]))
+		uintr__end_release(r->vector_end[vector]);
 	if (atomic_load(&r->vector_mask) & bit) {
-		uintr__restore_signal(&old);
+		uintr__unlock();
 		return uintr__fail(EBUSY);
 	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) != 0) {
@@ -293,19 +367,18 @@ UINTR__EXPORT int uintr_create_fd(unsigned long long vector, unsigned int flags)
 		goto out;
 	}
 	if (uintr__send_header(r, sv[0], (unsigned int)vector) != 0 ||
-	    uintr__watch_release(r, sv[0]) != 0) {
+	    shutdown(sv[0], SHUT_RD) != 0 || uintr__end_add(r, sv[0], sv[1], (unsigned int)vector) != 0) {
 		err = errno == EMFILE || errno == ENFILE ? errno : ENOMEM;
 		close(sv[0]);
 		close(sv[1]);
 		goto out;
 	}
-	r->vector_end[vector] = sv[0];
 	atomic_fetch_or(&r->vector_mask, bit);
 	atomic_fetch_or(&r->info->registered, bit);
-	uintr__restore_signal(&old);
+	uintr__unlock();
 	return sv[1];
 out:
-	uintr__restore_signal(&old);
+	uintr__unlock();
 	return uintr__fail(err);
 }
 
@@ -394,6 +467,13 @@ int uintr__read_fd_header(int fd, struct uintr__fd_header *h, int out[3])
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
 		return uintr__fail(EOPNOTSUPP);
 
+	/* A holder may have set a peek offset on the shared socket: the
+	 * header is at offset 0. */
+	{
+		int off = -1;
+
+		setsockopt(fd, SOL_SOCKET, SO_PEEK_OFF, &off, sizeof(off));
+	}
 	memset(&control, 0, sizeof(control));
 	n = recvmsg(fd, &msg, MSG_PEEK | MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 	if (n < 0)

@@ -54,7 +54,7 @@ int main(void)
 		leave = round + 1;
 		t_join(t);
 		CHECK(close(fd) == 0); /* the last reference: released */
-		getppid();
+		lt_settle_releases();
 		if (lt_send_fault(0, &code) != SIGILL) {
 			fprintf(stderr, "round %d: SENDUIPI on the entry of a released fd "
 					"did not raise SIGILL\n", round);

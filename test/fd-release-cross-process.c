@@ -5,12 +5,13 @@
  * vectors 1 (A) and 2 (B) to the parent with SCM_RIGHTS and closes its own
  * copies, so the parent, a sender through both (indexes 0 and 1), holds
  * the last references.
- *  1. The parent closes A; once the receiver process has made a syscall,
+ *  1. The parent closes A; once the receiver process has settled its
+ *     releases (lt_settle_releases: the watcher may have done it already),
  *     SENDUIPI through index 0 raises SIGSEGV; index 1 still delivers.
  *  2. The receiver unregisters its handler (the fds stay, deactivated:
- *     2.2), then the parent closes B: after the receiver process's next
- *     syscall, index 1 is gone too and no valid entry is left: SIGILL.
- * The parent learns that the child made its syscall from the child's
+ *     2.2), then the parent closes B: once the receiver process has settled
+ *     again, index 1 is gone too and no valid entry is left: SIGILL.
+ * The parent learns that the child has settled from the child's
  * answer on the socket; the child waits for the parent's word spinning on
  * shared memory (lt_wait_step), so signals reach it in plain code.
  */
@@ -46,9 +47,9 @@ static void child(void)
 	t_send_fd(sock, fds[1]);
 	CHECK(close(fds[0]) == 0);
 	CHECK(close(fds[1]) == 0);
-	child_step(1, NULL); /* parent closed A */
+	child_step(1, lt_settle_releases); /* parent closed A */
 	child_step(2, unregister);
-	child_step(3, NULL); /* parent closed B */
+	child_step(3, lt_settle_releases); /* parent closed B */
 	child_step(4, NULL);
 	exit(T_PASS);
 }

@@ -203,6 +203,19 @@ static inline void lt_send_wait_sleeping(int idx, unsigned int vector)
 }
 
 /* SENDUIPI that must fault: returns the signal, *code its si_code. */
+/*
+ * Releases are performed by the receiver process's watcher thread, soon
+ * after the last close (src/vector_fd.c).  Where a test needs one to be
+ * complete now, it calls the library's own settle step, in the receiver's
+ * process: every end whose uintr_fd is gone is released before it returns.
+ */
+void uintr__vector_ends_settle(void);
+
+static inline void lt_settle_releases(void)
+{
+	uintr__vector_ends_settle();
+}
+
 static inline int lt_send_fault(int idx, int *code)
 {
 	return t_catch_fault(t_send_index, (void *)(uintptr_t)idx, code);

@@ -19,26 +19,37 @@
 static _Atomic int fds[VECTORS], ready, stop;
 static int poll_mode;
 static _Atomic uint64_t delivered;
-static _Atomic uintptr_t lowest = UINTPTR_MAX, highest;
+/* Per stack: [0] the thread's, [1] an alternate signal stack (the
+ * sanitizers install one, and the notification signal is SA_ONSTACK). */
+static _Atomic uintptr_t lowest[2] = { UINTPTR_MAX, UINTPTR_MAX }, highest[2];
 
 static void handler(struct uintr_frame *frame, unsigned long long vector)
 {
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	stack_t ss;
+	int k = sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK);
 
 	(void)frame;
 	(void)vector;
-	if (here < atomic_load_explicit(&lowest, memory_order_relaxed))
-		atomic_store_explicit(&lowest, here, memory_order_relaxed);
-	if (here > atomic_load_explicit(&highest, memory_order_relaxed))
-		atomic_store_explicit(&highest, here, memory_order_relaxed);
+	if (here < atomic_load_explicit(&lowest[k], memory_order_relaxed))
+		atomic_store_explicit(&lowest[k], here, memory_order_relaxed);
+	if (here > atomic_load_explicit(&highest[k], memory_order_relaxed))
+		atomic_store_explicit(&highest[k], here, memory_order_relaxed);
 	atomic_fetch_add_explicit(&delivered, 1, memory_order_relaxed);
 }
 
 static uintptr_t spread(void)
 {
-	uintptr_t lo = atomic_load(&lowest), hi = atomic_load(&highest);
+	uintptr_t most = 0;
+	int k;
 
-	return lo == UINTPTR_MAX ? 0 : hi - lo;
+	for (k = 0; k < 2; k++) {
+		uintptr_t lo = atomic_load(&lowest[k]), hi = atomic_load(&highest[k]);
+
+		if (lo != UINTPTR_MAX && hi - lo > most)
+			most = hi - lo;
+	}
+	return most;
 }
 
 static void *receiver(void *arg)
@@ -77,8 +88,10 @@ static int storm(int poll)
 	poll_mode = poll;
 	ready = 0;
 	atomic_store(&delivered, 0);
-	atomic_store(&lowest, UINTPTR_MAX);
-	atomic_store(&highest, 0);
+	for (v = 0; v < 2; v++) {
+		atomic_store(&lowest[v], UINTPTR_MAX);
+		atomic_store(&highest[v], 0);
+	}
 	CHECK(pthread_attr_init(&attr) == 0);
 	CHECK(pthread_attr_setstacksize(&attr, 64 * 1024) == 0);
 	CHECK(pthread_create(&t, &attr, receiver, NULL) == 0);

@@ -64,8 +64,10 @@ static void *receiver(void *arg)
 
 	(void)arg;
 	CHECK(uintr_register_handler(handler, 0) == 0);
-	for (i = 0; i < 3; i++)
-		CHECK((fd[i] = uintr_create_fd(vectors[i], 0)) >= 0);
+	for (i = 0; i < 3; i++) {
+		fd[i] = uintr_create_fd(vectors[i], 0);
+		CHECK(fd[i] >= 0);
+	}
 	uintr_stui();
 	ready = 1;
 	WAIT_UNTIL(done);
@@ -87,8 +89,10 @@ int main(void)
 	}
 	t = t_start(receiver, NULL);
 	WAIT_UNTIL(ready);
-	for (i = 0; i < 3; i++)
-		CHECK((idx[i] = uintr_register_sender(fd[i], 0)) >= 0);
+	for (i = 0; i < 3; i++) {
+		idx[i] = uintr_register_sender(fd[i], 0);
+		CHECK(idx[i] >= 0);
+	}
 	uintr_senduipi((unsigned long long)idx[1]);
 	WAIT_UNTIL(started2);
 	uintr_senduipi((unsigned long long)idx[2]);
