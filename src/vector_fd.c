@@ -154,11 +154,15 @@ static void uintr__end_release(struct uintr__end *e)
 
 /* The watcher: its own thread, every signal blocked, so that nothing a
  * holder does to a uintr_fd is ever a signal to the program. */
+static _Atomic uint32_t uintr__watch_started;
+
 static void *uintr__watch(void *arg)
 {
 	struct epoll_event ev[16];
 
 	(void)arg;
+	atomic_store(&uintr__watch_started, 1);
+	uintr__futex_wake(&uintr__watch_started);
 	for (;;) {
 		int n = epoll_wait(uintr__watch_fd, ev, 16, -1), i;
 
@@ -197,11 +201,18 @@ static int uintr__watch_start(void)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	atomic_store(&uintr__watch_started, 0);
 	err = pthread_create(&t, &attr, uintr__watch, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
-	if (err == 0)
+	if (err == 0) {
+		/* Return only once the thread runs our code: a fork right after
+		 * must not find it inside its start-up (a sanitizer's runtime
+		 * may hold its allocator lock there, which the child inherits). */
+		while (!atomic_load(&uintr__watch_started))
+			uintr__futex_wait(&uintr__watch_started, 0, 1000000);
 		return 0;
+	}
 	errno = err;
 fail:
 	err = errno;
