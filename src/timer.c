@@ -376,14 +376,15 @@ UINTR__EXPORT int uintr_timer_create(int uintr_fd, int clockid, unsigned int fla
 	struct uintr__receiver *r;
 	struct uintr__timer *t = NULL;
 	struct sigevent sev;
-	int memfds[2], i, kid, err;
+	int memfds[3], i, kid, err;
 
 	if (flags != 0)
 		return uintr__fail(EINVAL);
 	if (uintr__read_fd_header(uintr_fd, &h, memfds) != 0)
 		return -1;
-	close(memfds[0]);
-	close(memfds[1]);
+	for (i = 0; i < 3; i++)
+		if (memfds[i] >= 0)
+			close(memfds[i]);
 	if (h.tgid != getpid())
 		return uintr__fail(EXDEV);
 	pthread_once(&uintr__timer_once, uintr__timers_init);
