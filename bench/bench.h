@@ -77,10 +77,35 @@ struct stats {
 	size_t n;
 	double min, p50, mean, p99, max, stddev; /* ns */
 	size_t over_1ms;                         /* samples above 1 ms */
+	/* Robust spread, beside mean and stddev (which a few scheduler
+	 * outliers swamp): the 99.9th percentile and the median absolute
+	 * deviation from p50, ns. */
+	double p999, mad;
 };
 
 /* Sort `v` (ticks) and compute stats of (ticks_to_ns(v) - sub_ns) * scale. */
 void stats_compute(uint64_t *v, size_t n, double sub_ns, double scale, struct stats *st);
+
+/* ---- ratios (util.c) -----------------------------------------------------
+ * One direction everywhere: libuintr / baseline (time of the libuintr mode
+ * over time of the baseline): below 1 libuintr is faster, above 1 slower.
+ * Paired by pass: the median over the passes where both ran of
+ * uintr[k] / base[k] (<= 0 entries are missing); -1 if none. */
+#define RATIO_DIRECTION "libuintr / baseline (below 1: libuintr faster, above 1: slower)"
+double ratio_median(const double *uintr, const double *base, int npasses);
+/* "libuintr 2.10x slower", "libuintr 1.35x faster", "tie (within 5%)". */
+const char *ratio_verdict(double uintr_over_base, char *buf, size_t len);
+
+/* ---- other work on the machine (util.c) ----------------------------------
+ * CPUs kept busy by everything but this process and its waited-for
+ * children (/proc/stat minus our own CPU time), between two snapshots: a
+ * compile that finished before the run does not count, unlike in the
+ * load average. */
+struct cpu_snap {
+	double busy_s, own_s, wall_s;
+};
+void cpu_snap(struct cpu_snap *s);
+double cpu_other(const struct cpu_snap *a, const struct cpu_snap *b); /* in CPUs, -1 unknown */
 
 /* ---- syscall counter (util.c) -------------------------------------------
  * Syscalls made inside chosen windows of a thread: a perf_event_open()

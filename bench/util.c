@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -48,6 +49,15 @@ void spin_ns(double ns)
 	while (now_ticks() < end)
 		cpu_relax();
 }
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median_abs_dev(const uint64_t *v, size_t n, double sub_ns, double scale, double p50);
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -154,6 +164,85 @@ void stats_compute(uint64_t *v, size_t n, double sub_ns, double scale, struct st
 	st->max = (ticks_to_ns(v[n - 1]) - sub_ns) * scale;
 	st->p50 = (ticks_to_ns(v[(size_t)ceil(0.50 * (double)n) - 1]) - sub_ns) * scale;
 	st->p99 = (ticks_to_ns(v[(size_t)ceil(0.99 * (double)n) - 1]) - sub_ns) * scale;
+	st->p999 = (ticks_to_ns(v[(size_t)ceil(0.999 * (double)n) - 1]) - sub_ns) * scale;
+	st->mad = median_abs_dev(v, n, sub_ns, scale, st->p50);
+}
+
+/* Median of |x - p50| over the samples, same nearest-rank rule as p50. */
+static double median_abs_dev(const uint64_t *v, size_t n, double sub_ns, double scale, double p50)
+{
+	double *d = malloc(n * sizeof(*d)), mad;
+	size_t i;
+
+	if (!d)
+		return -1;
+	for (i = 0; i < n; i++)
+		d[i] = fabs((ticks_to_ns(v[i]) - sub_ns) * scale - p50);
+	qsort(d, n, sizeof(d[0]), cmp_dbl);
+	mad = d[(size_t)ceil(0.50 * (double)n) - 1];
+	free(d);
+	return mad;
+}
+
+double ratio_median(const double *uintr, const double *base, int npasses)
+{
+	double q[64];
+	int k, n = 0;
+
+	for (k = 0; k < npasses && n < 64; k++)
+		if (uintr[k] > 0 && base[k] > 0)
+			q[n++] = uintr[k] / base[k];
+	if (n == 0)
+		return -1;
+	qsort(q, (size_t)n, sizeof(q[0]), cmp_dbl);
+	return n % 2 ? q[n / 2] : (q[n / 2 - 1] + q[n / 2]) / 2;
+}
+
+const char *ratio_verdict(double r, char *buf, size_t len)
+{
+	if (r <= 0)
+		snprintf(buf, len, "no ratio");
+	else if (r < 1.05 && r > 1 / 1.05)
+		snprintf(buf, len, "tie (within 5%%: %.2fx)", r);
+	else if (r > 1)
+		snprintf(buf, len, "libuintr %.2fx slower", r);
+	else
+		snprintf(buf, len, "libuintr %.2fx faster", 1 / r);
+	return buf;
+}
+
+void cpu_snap(struct cpu_snap *s)
+{
+	unsigned long long f[10] = {0};
+	struct rusage self, kids;
+	double hz = (double)sysconf(_SC_CLK_TCK);
+	FILE *p = fopen("/proc/stat", "r");
+
+	s->busy_s = -1;
+	if (p) {
+		/* cpu  user nice system idle iowait irq softirq steal guest guest_nice */
+		if (fscanf(p, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &f[0], &f[1], &f[2],
+			   &f[3], &f[4], &f[5], &f[6], &f[7]) == 8 && hz > 0)
+			s->busy_s = (double)(f[0] + f[1] + f[2] + f[5] + f[6] + f[7]) / hz;
+		fclose(p);
+	}
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &kids);
+	s->own_s = (double)(self.ru_utime.tv_sec + self.ru_stime.tv_sec + kids.ru_utime.tv_sec +
+			    kids.ru_stime.tv_sec) +
+		   (double)(self.ru_utime.tv_usec + self.ru_stime.tv_usec + kids.ru_utime.tv_usec +
+			    kids.ru_stime.tv_usec) / 1e6;
+	s->wall_s = (double)mono_ns() / 1e9;
+}
+
+double cpu_other(const struct cpu_snap *a, const struct cpu_snap *b)
+{
+	double wall = b->wall_s - a->wall_s, other;
+
+	if (a->busy_s < 0 || b->busy_s < 0 || wall <= 0)
+		return -1;
+	other = ((b->busy_s - a->busy_s) - (b->own_s - a->own_s)) / wall;
+	return other < 0 ? 0 : other;
 }
 
 /* ---- syscall counter ---------------------------------------------------- */
