@@ -33,9 +33,10 @@ TEST_HDR = $(wildcard test/helpers*.h)
 TOOLS    = $(B)/uintrstat
 BENCH_SRC = bench/uintr-bench.c bench/latency.c bench/sendcost.c bench/util.c
 BENCH    = $(B)/bench/uintr-bench
+SCALE    = $(B)/bench/uintr-scale
 
-.PHONY: all bench bench-smoke check check-sanitize check-cross check-install clean install uninstall
-all: $(STATIC) $(SHARED) $(TOOLS) $(BENCH) $(TEST_BIN)
+.PHONY: all bench bench-smoke bench-scale bench-scale-smoke check check-sanitize check-cross check-install clean install uninstall
+all: $(STATIC) $(SHARED) $(TOOLS) $(BENCH) $(SCALE) $(TEST_BIN)
 
 # uintr-bench: one-way notification latency against every baseline, in
 # one run (table on stdout, $(B)/bench/results.json, $(B)/bench/latency.svg).
@@ -48,6 +49,20 @@ bench: $(BENCH)
 
 bench-smoke: $(BENCH)
 	$(BENCH) -q -o $(B)/bench-smoke
+
+# uintr-scale: senders 1..64, receivers 1..1000 (threads, processes; memory
+# and fds per receiver), vectors 1..64, cross-process; beside eventfd and
+# futex ($(B)/bench/scaling.json, $(B)/bench/scaling.svg).  A few minutes.
+$(SCALE): bench/scale.c bench/util.c bench/bench.h $(STATIC) include/uintr.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) bench/scale.c bench/util.c -o $@ $(STATIC) $(LDLIBS) -lm
+
+bench-scale: $(SCALE)
+	$(SCALE) -o $(B)/bench $(SCALE_ARGS)
+
+bench-scale-smoke: $(SCALE)
+	$(SCALE) -q -o $(B)/bench-smoke
+
 
 # uintrstat uses the library's internal layout and validators (hidden
 # symbols of the static archive).

@@ -3,11 +3,15 @@
  * against the Linux mechanisms a program would otherwise use (reference
  * section 9: the RFC's benchmark, and Stefan Hajnoczi's criticism of it).
  *
- * Declarations shared by the benchmark's files:
- *   uintr-bench.c  options, the runner processes, tables, JSON, plot
+ * Declarations shared by the benchmark's files.  Dependencies go one way:
+ * the programs (uintr-bench.c, scale.c) use the scenarios, the scenarios
+ * (latency.c, sendcost.c) use the harness (util.c), which uses nothing.
+ *   uintr-bench.c  `make bench`: options, passes, tables, JSON, plot
  *   latency.c      ping-pong latency of every mechanism
  *   sendcost.c     cost of one uintr_senduipi, and throughput
- *   util.c         timer, statistics, syscall counter, pinning, barriers
+ *   scale.c        `make bench-scale`: senders, receivers, vectors, processes
+ *   util.c         timer, statistics, syscall counter, pinning, barriers,
+ *                  runner processes, JSON and plot helpers
  */
 #ifndef UINTR_BENCH_H
 #define UINTR_BENCH_H
@@ -202,10 +206,25 @@ struct shared {
 	char err[256];
 };
 
+/* ---- runners (util.c) ---------------------------------------------------- */
+
 extern struct shared *g_sh;
 
 /* Record an error for the parent and end the run (all of its processes). */
 void bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* Call once in main(): the watching process. */
+void bench_set_main(void);
+/*
+ * Run fn(sh, arg) in a fresh process group; at most timeout_s, and at most
+ * stall_s (if > 0) without sh->progress moving.  0: finished cleanly; 1:
+ * measurements finished, then it hung; -2: hung while measuring (rounds
+ * before usable); -1: failed (sh->err says why).
+ */
+int run_runner(void (*fn)(struct shared *, int), struct shared *sh, int arg, double timeout_s,
+	       int stall_s);
+void json_str(FILE *f, const char *s);
+int have_program(const char *prog); /* on $PATH */
+int mkdir_p(const char *dir);
 
 /* ---- latency mechanisms (latency.c) ------------------------------------ */
 
@@ -246,8 +265,6 @@ struct tp_case {
 extern const struct tp_case g_tp_cases[];
 extern const size_t g_ntp_cases;
 void tp_run(struct shared *sh, int kase); /* in a runner process */
-
-/* ---- runner (uintr-bench.c) -------------------------------------------- */
 
 /* Run both sides as threads (pinned) of the calling process and join them. */
 void run_sides_threads(struct shared *sh, void (*side)(struct shared *, int));

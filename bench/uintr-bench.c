@@ -60,8 +60,6 @@
 
 #include "uintr.h"
 
-struct shared *g_sh;
-static pid_t g_main_pid;
 
 #define MAX_PASSES 20
 
@@ -255,75 +253,6 @@ static void parse_options(int argc, char **argv)
 
 /* ---- runners ------------------------------------------------------------- */
 
-void bench_fail(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	if (g_sh && !g_sh->err[0])
-		vsnprintf(g_sh->err, sizeof(g_sh->err), fmt, ap);
-	else if (!g_sh)
-		vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	if (getpid() != g_main_pid && getpgrp() != getpgid(g_main_pid))
-		kill(0, SIGKILL); /* the runner's whole process group */
-	_exit(3);
-}
-
-struct side_arg {
-	struct shared *sh;
-	void (*side)(struct shared *, int);
-	int me;
-};
-
-static void *side_thread(void *p)
-{
-	struct side_arg *a = p;
-
-	if (pin_to_cpu(a->sh->cpu[a->me]) != 0)
-		bench_fail("pin to CPU %d: %s", a->sh->cpu[a->me], strerror(errno));
-	a->side(a->sh, a->me);
-	return NULL;
-}
-
-void run_sides_threads(struct shared *sh, void (*side)(struct shared *, int))
-{
-	struct side_arg a[2] = {{sh, side, 0}, {sh, side, 1}};
-	pthread_t t[2];
-	int i;
-
-	for (i = 0; i < 2; i++)
-		if (pthread_create(&t[i], NULL, side_thread, &a[i]) != 0)
-			bench_fail("pthread_create");
-	for (i = 0; i < 2; i++)
-		pthread_join(t[i], NULL);
-}
-
-void run_sides_procs(struct shared *sh, void (*side)(struct shared *, int),
-		     void (*prefork)(struct shared *))
-{
-	pid_t pid;
-	int st;
-
-	sh->procs = 1;
-	if (pin_to_cpu(sh->cpu[0]) != 0)
-		bench_fail("pin to CPU %d: %s", sh->cpu[0], strerror(errno));
-	if (prefork)
-		prefork(sh);
-	pid = fork();
-	if (pid < 0)
-		bench_fail("fork: %s", strerror(errno));
-	if (pid == 0) {
-		if (pin_to_cpu(sh->cpu[1]) != 0)
-			bench_fail("pin to CPU %d: %s", sh->cpu[1], strerror(errno));
-		side(sh, 1);
-		_exit(0);
-	}
-	side(sh, 0);
-	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		bench_fail("side B (process) failed, status 0x%x", st);
-}
-
 static void lat_runner(struct shared *sh, int mi)
 {
 	const struct mech *m = &g_mechs[mi];
@@ -335,101 +264,6 @@ static void lat_runner(struct shared *sh, int mi)
 			m->prep(sh);
 		run_sides_threads(sh, m->side);
 	}
-}
-
-static pid_t pidfd_open_(pid_t pid)
-{
-	return (pid_t)syscall(SYS_pidfd_open, pid, 0);
-}
-
-/*
- * Run fn(sh, arg) in a fresh process; wait at most timeout_s, and at most
- * stall_s (if > 0) without sh->progress moving: a lost wake-up shows as a
- * stall.  Returns 0 if it finished cleanly, 1 if its measurements finished
- * but it then hung (results usable), -2 if it hung while measuring (the
- * rounds before are usable), else -1; sh->err says why.
- */
-static int run_runner(void (*fn)(struct shared *, int), struct shared *sh, int arg,
-		      double timeout_s, int stall_s)
-{
-	uint64_t t0 = mono_ns(), last = 0, last_move = t0;
-	pid_t pid;
-	int st = 0, pfd, hung = 0;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		snprintf(sh->err, sizeof(sh->err), "fork: %s", strerror(errno));
-		return -1;
-	}
-	if (pid == 0) {
-		setpgid(0, 0);
-		fn(sh, arg);
-		_exit(0);
-	}
-	setpgid(pid, pid);
-	pfd = pidfd_open_(pid);
-	while (pfd >= 0) {
-		struct pollfd p = {.fd = pfd, .events = POLLIN};
-		uint64_t now, prog;
-		int r = poll(&p, 1, 1000);
-
-		if (r > 0)
-			break;
-		if (r < 0 && errno != EINTR)
-			break;
-		now = mono_ns();
-		prog = atomic_load(&sh->progress);
-		if (prog != last) {
-			last = prog;
-			last_move = now;
-		}
-		if ((double)(now - t0) / 1e9 > timeout_s) {
-			hung = 1;
-			break;
-		}
-		if (stall_s > 0 && (now - last_move) / 1000000000ull >= (uint64_t)stall_s) {
-			hung = 2;
-			break;
-		}
-	}
-	if (pfd >= 0)
-		close(pfd);
-	kill(-pid, SIGKILL); /* a hung run, or what a failed run left */
-	waitpid(pid, &st, 0);
-	if (hung && atomic_load(&sh->finished) && !sh->err[0])
-		return 1;
-	if (hung == 2 && !sh->err[0]) {
-		snprintf(sh->err, sizeof(sh->err),
-			 "hang: no progress for %d s after %llu rounds (lost wake-up?)", stall_s,
-			 (unsigned long long)last);
-		return -2;
-	}
-	if (hung) {
-		char before[sizeof(sh->err)];
-
-		memcpy(before, sh->err, sizeof(before));
-		before[sizeof(before) - 1] = '\0';
-		if (hung == 1)
-			snprintf(sh->err, sizeof(sh->err), "timed out after %.0f s%s%.200s",
-				 timeout_s, before[0] ? ": " : "", before);
-		else
-			snprintf(sh->err, sizeof(sh->err),
-				 "hang: no progress for %d s after %llu rounds (lost wake-up?)%s%.150s",
-				 stall_s, (unsigned long long)last, before[0] ? ": " : "", before);
-		return -1;
-	}
-	if (sh->err[0])
-		return -1;
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		if (WIFSIGNALED(st))
-			snprintf(sh->err, sizeof(sh->err), "runner killed by signal %d (%s)",
-				 WTERMSIG(st), strsignal(WTERMSIG(st)));
-		else
-			snprintf(sh->err, sizeof(sh->err), "runner exit status %d", WEXITSTATUS(st));
-		return -1;
-	}
-	return 0;
 }
 
 static struct shared *shared_new(uint64_t nsamples)
@@ -1016,22 +850,6 @@ sender_cost:
 	printf("\ntotal run time %.1f s\n", seconds);
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 static void json_num(FILE *f, double v, int valid)
 {
 	if (valid)
@@ -1201,24 +1019,6 @@ static int write_json(const char *path, double seconds)
 	return fclose(f);
 }
 
-static int have_program(const char *prog)
-{
-	const char *path = getenv("PATH");
-	char buf[4096];
-
-	while (path && *path) {
-		size_t l = strcspn(path, ":");
-
-		snprintf(buf, sizeof(buf), "%.*s/%s", (int)l, path, prog);
-		if (access(buf, X_OK) == 0)
-			return 1;
-		path += l;
-		if (*path == ':')
-			path++;
-	}
-	return 0;
-}
-
 /* latency.dat + latency.gp in outdir; gnuplot renders latency.svg. */
 static void plot(const char *dir)
 {
@@ -1283,23 +1083,6 @@ static void plot(const char *dir)
 		printf("plot: gnuplot failed (script %s)\n", gp);
 }
 
-static int mkdir_p(const char *dir)
-{
-	char buf[4096];
-	size_t i;
-
-	snprintf(buf, sizeof(buf), "%s", dir);
-	for (i = 1; buf[i]; i++) {
-		if (buf[i] == '/') {
-			buf[i] = '\0';
-			if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-				return -1;
-			buf[i] = '/';
-		}
-	}
-	return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 static void check_cpus(void)
 {
 	cpu_set_t set;
@@ -1323,7 +1106,7 @@ int main(int argc, char **argv)
 	size_t i;
 	int pass;
 
-	g_main_pid = getpid();
+	bench_set_main();
 	parse_options(argc, argv);
 	check_cpus();
 	if (mkdir_p(g_opt.outdir) != 0) {
