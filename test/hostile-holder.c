@@ -160,7 +160,16 @@ int main(void)
 	pthread_t rx;
 	pid_t pid;
 	int fd;
+	const char *runner = getenv("UINTR_TEST_RUNNER");
 
+	/* qemu-user 7.2 (Debian 12) aborts in its own TCG code ("cpu ==
+	 * current_cpu") under this storm of holder operations; the behaviour
+	 * checked here is the kernel's socket layer plus the library's, both
+	 * the same natively, where the test runs in every suite. */
+	if (runner && *runner) {
+		printf("skip: qemu-user aborts in its TCG code under this storm\n");
+		return T_SKIP;
+	}
 	lt_counts_init();
 	rx = t_start(receiver, NULL);
 	WAIT_UNTIL(ready);

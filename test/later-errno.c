@@ -128,8 +128,11 @@ int main(void)
 	CHECK_ERR(uintr_later_ioctl(efd, UIPI_SET_TARGET_TABLE), ENOTTY);
 	CHECK_ERR(uintr_later_ioctl(-1, UIPI_SET_TARGET_TABLE), EBADF);
 	/* A real ioctl on a uvec fd (a socket here) fails as on the branch,
-	 * whose uvec fd has no ioctl. */
-	CHECK_ERR(ioctl(fd, UINTR_IS_ACTIVE), ENOTTY);
+	 * whose uvec fd has no ioctl.  The errno is the kernel's; an emulator
+	 * that does not know the request (qemu-user: ENOSYS) answers for it,
+	 * so the check runs natively only. */
+	if (!getenv("UINTR_TEST_RUNNER") || !*getenv("UINTR_TEST_RUNNER"))
+		CHECK_ERR(ioctl(fd, UINTR_IS_ACTIVE), ENOTTY);
 
 	close(ipi);
 	close(efd);

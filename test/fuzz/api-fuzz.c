@@ -1379,12 +1379,14 @@ static void op_read_state(struct input *in)
 	    (s->upid_addr != 0) != (r >= 0) || s->uirr != (r >= 0 ? rxs[r].uirr : 0) ||
 	    s->uitt_size != (live ? 256u : 0u) || (s->uitt_addr & 1) != (unsigned)live ||
 	    (!live && s->uitt_addr != 0) || s->uif_byte != (slots[si].uif ? UINTR_STATE_UIF : 0) ||
-	    s->reserved[0] || s->reserved[1])
+	    s->reserved[0] ||
+	    s->blocked != (r >= 0 && slots[si].blocked ? UINTR_STATE_SIGNAL_BLOCKED : 0))
 		fail("uintr_read_state on slot %d: handler %#llx stack_adjust %llu uinv %#x upid %#llx "
-		     "uirr %#llx uitt_size %u uitt_addr %#llx uif %#x; expected receiver %d uirr "
-		     "%#llx sender %d uif %d", si, s->handler, s->stack_adjust, s->uinv,
-		     s->upid_addr, s->uirr, s->uitt_size, s->uitt_addr, s->uif_byte, r,
-		     r >= 0 ? (unsigned long long)rxs[r].uirr : 0ull, live, slots[si].uif);
+		     "uirr %#llx uitt_size %u uitt_addr %#llx uif %#x blocked %#x; expected receiver %d "
+		     "uirr %#llx sender %d uif %d blocked %d", si, s->handler, s->stack_adjust,
+		     s->uinv, s->upid_addr, s->uirr, s->uitt_size, s->uitt_addr, s->uif_byte,
+		     s->blocked, r, r >= 0 ? (unsigned long long)rxs[r].uirr : 0ull, live,
+		     slots[si].uif, slots[si].blocked);
 }
 
 static void op_get_stats(struct input *in)
