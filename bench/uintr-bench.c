@@ -582,28 +582,21 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /*
- * p50 / p50 of the matching libuintr mode.  Paired: the median over passes
- * of the ratio within one pass, where both ran back to back under the same
- * placement of our vCPUs; the ratio of the pooled p50s mixes placements in
- * whatever proportion each mechanism happened to meet them.
+ * libuintr / baseline (RATIO_DIRECTION): p50 of the matching libuintr mode
+ * over this baseline's p50.  Paired: the median over passes of the ratio
+ * within one pass, where both ran back to back under the same placement
+ * of our vCPUs; the ratio of the pooled p50s mixes placements in whatever
+ * proportion each mechanism happened to meet them.
  */
 static double lat_ratio(const struct lat_result *r, int pooled)
 {
 	const struct lat_result *u = lat_find(r->m->match);
-	double q[MAX_PASSES];
-	int k, n = 0;
 
-	if (!u || r->err[0] || u->st.p50 <= 0)
+	if (!u || r->err[0] || u->err[0] || r->st.p50 <= 0 || u->st.p50 <= 0)
 		return -1;
 	if (pooled)
-		return r->st.p50 / u->st.p50;
-	for (k = 0; k < g_opt.passes; k++)
-		if (r->pass_p50[k] > 0 && u->pass_p50[k] > 0)
-			q[n++] = r->pass_p50[k] / u->pass_p50[k];
-	if (n == 0)
-		return -1;
-	qsort(q, (size_t)n, sizeof(q[0]), cmp_double);
-	return n % 2 ? q[n / 2] : (q[n / 2 - 1] + q[n / 2]) / 2;
+		return u->st.p50 / r->st.p50;
+	return ratio_median(u->pass_p50, r->pass_p50, g_opt.passes);
 }
 
 /*
@@ -641,6 +634,10 @@ struct context {
 	char date[64];
 	char clocksource[64];
 	int ncpus;
+	/* CPUs busy with other work than ours (cpu_other): in a short sample
+	 * before the first pass, and over the whole run; -1 unknown.  The load
+	 * average cannot tell: it still counts the build make bench just ran. */
+	double other_start, other_run;
 };
 
 static struct context g_ctx;
@@ -731,6 +728,46 @@ static const char *count_method(void)
 	return buf;
 }
 
+/*
+ * Five-second summary: for each libuintr mode, its receiver state and the
+ * best baseline it was compared with (the one with the lowest p50), with
+ * the paired ratio in words.
+ */
+static void print_summary(void)
+{
+	size_t i, j;
+	int any = 0;
+
+	for (i = 0; i < g_nmechs; i++) {
+		const struct lat_result *u = &g_lat[i], *best = NULL;
+		char verdict[64];
+
+		if (!u->ran || u->m->kind != KIND_UINTR)
+			continue;
+		for (j = 0; j < g_nmechs; j++) {
+			const struct lat_result *b = &g_lat[j];
+
+			if (b->ran && !b->err[0] && b->m->match && !strcmp(b->m->match, u->m->name) &&
+			    lat_ratio(b, 0) > 0 && (!best || b->st.p50 < best->st.p50))
+				best = b;
+		}
+		if (!any++)
+			printf("\nSummary (one-way p50; %s):\n", RATIO_DIRECTION);
+		if (u->err[0]) {
+			printf("  %-40s %-22s FAILED\n", u->m->state, u->m->name);
+			continue;
+		}
+		if (!best) {
+			printf("  %-40s %-22s %6.0f ns, no baseline ran\n", u->m->state, u->m->name,
+			       u->st.p50);
+			continue;
+		}
+		printf("  %-40s %-22s %6.0f ns vs %-18s %6.0f ns: %s\n", u->m->state, u->m->name,
+		       u->st.p50, best->m->name, best->st.p50,
+		       ratio_verdict(lat_ratio(best, 0), verdict, sizeof(verdict)));
+	}
+}
+
 /* ---- output ------------------------------------------------------------------ */
 
 static void print_tables(double seconds)
@@ -759,11 +796,12 @@ static void print_tables(double seconds)
 			break;
 	if (i == g_nmechs)
 		goto sender_cost;
-	printf("\nOne-way latency (RTT/2) in ns, all passes pooled; ratio = p50 / p50 of the libuintr "
-	       "mode in 'vs',\nmedian over passes of the same-pass ratio (JSON also has the "
-	       "ratio of the pooled p50s)\n");
+	printf("\nOne-way latency (RTT/2) in ns, all passes pooled; spread: p99.9 and the median "
+	       "absolute deviation (mean and stddev in the JSON).\nratio = %s:\n"
+	       "p50 of the libuintr mode in 'vs' / p50 of this row, median over passes of the "
+	       "same-pass ratio\n", RATIO_DIRECTION);
 	printf("%-22s %7s %8s %8s %8s %8s %8s %8s  %-22s %7s\n", "mechanism", "n", "min", "p50",
-	       "mean", "p99", "stddev", "sys/send", "vs", "ratio");
+	       "p99", "p99.9", "MAD", "sys/send", "vs", "ratio");
 	for (i = 0; i < g_nmechs; i++) {
 		const struct lat_result *r = &g_lat[i];
 		char sys[32] = "-", ratio[32] = "-";
@@ -781,7 +819,7 @@ static void print_tables(double seconds)
 		if (q > 0)
 			snprintf(ratio, sizeof(ratio), "%.2f", q);
 		printf("%-22s %7zu %8.0f %8.0f %8.0f %8.0f %8.0f %8s  %-22s %7s%s%s\n", r->m->name,
-		       r->st.n, r->st.min, r->st.p50, r->st.mean, r->st.p99, r->st.stddev, sys,
+		       r->st.n, r->st.min, r->st.p50, r->st.p99, r->st.p999, r->st.mad, sys,
 		       r->m->match ? r->m->match : "-", ratio, r->warn[0] ? "  WARNING: " : "",
 		       r->warn);
 	}
@@ -847,6 +885,7 @@ sender_cost:
 			       r->c->what);
 		}
 	}
+	print_summary();
 	printf("\ntotal run time %.1f s\n", seconds);
 }
 
@@ -861,8 +900,9 @@ static void json_num(FILE *f, double v, int valid)
 static void json_stats(FILE *f, const struct stats *st)
 {
 	fprintf(f, "\"samples\": %zu, \"min_ns\": %.1f, \"p50_ns\": %.1f, \"mean_ns\": %.1f, "
-		   "\"p99_ns\": %.1f, \"max_ns\": %.1f, \"stddev_ns\": %.1f",
-		st->n, st->min, st->p50, st->mean, st->p99, st->max, st->stddev);
+		   "\"p99_ns\": %.1f, \"p999_ns\": %.1f, \"max_ns\": %.1f, \"stddev_ns\": %.1f, "
+		   "\"mad_ns\": %.1f",
+		st->n, st->min, st->p50, st->mean, st->p99, st->p999, st->max, st->stddev, st->mad);
 }
 
 static int write_json(const char *path, double seconds)
@@ -882,6 +922,12 @@ static int write_json(const char *path, double seconds)
 	json_str(f, g_ctx.load_start);
 	fprintf(f, ",\n    \"loadavg_end\": ");
 	json_str(f, g_ctx.load_end);
+	fprintf(f, ",\n    \"other_cpus_before\": ");
+	json_num(f, g_ctx.other_start, g_ctx.other_start >= 0);
+	fprintf(f, ",\n    \"other_cpus_during\": ");
+	json_num(f, g_ctx.other_run, g_ctx.other_run >= 0);
+	fprintf(f, ",\n    \"ratio_direction\": ");
+	json_str(f, RATIO_DIRECTION);
 	fprintf(f, ",\n    \"compiler\": ");
 	json_str(f, compiler());
 	fprintf(f, ",\n    \"date\": ");
@@ -958,7 +1004,7 @@ static int write_json(const char *path, double seconds)
 			fprintf(f, ", \"pass_p50_ratios\": [");
 			for (k = 0; k < g_opt.passes; k++)
 				fprintf(f, "%s%.3f", k ? ", " : "",
-					u->pass_p50[k] > 0 ? r->pass_p50[k] / u->pass_p50[k] : 0);
+					r->pass_p50[k] > 0 ? u->pass_p50[k] / r->pass_p50[k] : 0);
 			fprintf(f, "]");
 		}
 		if (r->warn[0]) {
@@ -1098,8 +1144,27 @@ static void check_cpus(void)
 	}
 }
 
+/* Is anything else running?  Sample the CPU time the machine spends on
+ * work that is not ours for 300 ms; warn above a quarter of a CPU.  `run`
+ * gets the snapshot the whole-run figure starts from. */
+static void idle_check(struct cpu_snap *run)
+{
+	struct timespec ts = {0, 300 * 1000 * 1000};
+	struct cpu_snap a;
+
+	cpu_snap(&a);
+	nanosleep(&ts, NULL);
+	cpu_snap(run);
+	g_ctx.other_start = cpu_other(&a, run);
+	if (g_ctx.other_start > 0.25)
+		fprintf(stderr, "uintr-bench: the machine is not idle: other work uses %.2f CPUs "
+			"(not counting this benchmark): expect noisy numbers\n",
+			g_ctx.other_start);
+}
+
 int main(int argc, char **argv)
 {
+	struct cpu_snap run_snap, end_snap;
 	uint64_t t0 = mono_ns();
 	char path[4096];
 	double seconds;
@@ -1115,9 +1180,7 @@ int main(int argc, char **argv)
 	}
 	read_context();
 	read_load(g_ctx.load_start, sizeof(g_ctx.load_start));
-	if (atof(g_ctx.load_start) > 0.5)
-		fprintf(stderr, "uintr-bench: the machine is not idle (load average %s): expect "
-			"noisy numbers\n", g_ctx.load_start);
+	idle_check(&run_snap);
 	timer_init();
 	counter_probe();
 	g_lat = calloc(g_nmechs, sizeof(*g_lat));
@@ -1147,6 +1210,8 @@ int main(int argc, char **argv)
 	}
 	g_cl_probe[g_opt.passes] = cacheline_probe();
 	read_load(g_ctx.load_end, sizeof(g_ctx.load_end));
+	cpu_snap(&end_snap);
+	g_ctx.other_run = cpu_other(&run_snap, &end_snap);
 	for (i = 0; i < g_nmechs; i++)
 		lat_finish(&g_lat[i]);
 	for (i = 0; i < g_nsc_cases; i++)

@@ -38,9 +38,11 @@ static void handler(struct uintr_frame *frame, unsigned long long vector)
 	if (vector == 2) {
 		frame2 = (uintptr_t)__builtin_frame_address(0);
 		blocked_entry2 = notification_blocked();
-		started2 = 1;
 		uintr_stui();
 		blocked_after_stui = notification_blocked();
+		/* Only now may 5 be posted: posted before the STUI, it would be
+		 * delivered inside uintr_stui() itself, not by a nested signal. */
+		started2 = 1;
 		TD_HANDLER_WAIT(got5);
 		uintr_clui();
 		clui2 = 1;
