@@ -35,7 +35,7 @@ BENCH_SRC = bench/uintr-bench.c bench/latency.c bench/sendcost.c bench/util.c
 BENCH    = $(B)/bench/uintr-bench
 SCALE    = $(B)/bench/uintr-scale
 
-.PHONY: all bench bench-smoke bench-scale bench-scale-smoke check check-sanitize check-cross check-install clean install uninstall
+.PHONY: all bench bench-smoke bench-scale bench-scale-smoke check check-repeat check-sanitize check-cross check-install clean install uninstall
 all: $(STATIC) $(SHARED) $(TOOLS) $(BENCH) $(SCALE) $(TEST_BIN)
 
 # uintr-bench: one-way notification latency against every baseline, in
@@ -198,6 +198,13 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/libuintr-compat.so $(DESTDIR)$(LIBDIR)/libuintr-compat.a \
 		$(DESTDIR)$(BINDIR)/uintr-run \
 		$(addprefix $(DESTDIR),$(INSTALLED_MAN))
+
+# Flake hunt (issue 16 section 0): run one suite REPEAT times in a row and
+# count green and red runs, e.g. make check-repeat SUITE=check-cross.
+REPEAT ?= 20
+SUITE  ?= check
+check-repeat:
+	test/repeat.sh $(REPEAT) $(SUITE)
 
 # Build and run every example against an installed copy, found through
 # pkg-config, as a user would (make install DESTDIR=... first).
