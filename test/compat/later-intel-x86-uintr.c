@@ -22,7 +22,7 @@
 #define NR_vector_fd 473
 #define WAITING_ANY 0x3000
 
-static int received, handled, sent, sent_at_handler;
+static int received, handled, sent, sent_at_handler, senders_done;
 static int uvec_fd = -1;
 static int main_waiting;
 static pid_t main_tid;
@@ -47,6 +47,7 @@ static void *sender(void *arg)
 	ADD(sent, 1);
 	_senduipi((unsigned long long)idx);
 	CHECK_EQ(syscall(NR_uintr_unregister_sender, idx, 0), 0);
+	ADD(senders_done, 1);
 	return NULL;
 }
 
@@ -76,6 +77,10 @@ int main(void)
 	WAIT_UNTIL(LOAD(received));
 	CHECK_EQ(LOAD(handled), 1);
 	CHECK_EQ(LOAD(sent_at_handler), 1);
+	/* The detached sender tears down before the receiver does, so that
+	 * the test's teardown never races the sender's (as in
+	 * intel-x86-uintr). */
+	WAIT_UNTIL(LOAD(senders_done) == 1);
 	CHECK_EQ(close(uvec_fd), 0);
 	CHECK_EQ(syscall(NR_uintr_unregister_handler, 0), 0);
 
@@ -94,6 +99,7 @@ int main(void)
 	CHECK_EQ(LOAD(sent_at_handler), 2);
 
 	/* 3 */
+	WAIT_UNTIL(LOAD(senders_done) == 2);
 	CHECK_EQ(close(uvec_fd), 0);
 	CHECK_EQ(syscall(NR_uintr_unregister_handler, 0), 0);
 	return T_PASS;
