@@ -132,8 +132,10 @@ SAN_FLAGS = -O1 -g -fno-omit-frame-pointer
 # sanitizers must leave those signals to the program.
 # TSan's die_after_fork=0: a fork child that creates a vector fd starts the
 # library's release watcher thread (src/vector_fd.c), which TSan refuses by
-# default after a multi-threaded fork.
-SAN_ENV = ASAN_OPTIONS=handle_segv=0:handle_sigill=0:allow_user_segv_handler=1:detect_leaks=1 \
+# default after a multi-threaded fork.  ASan's use_sigaltstack=0: ASan gives
+# every thread an alternate signal stack without SS_AUTODISARM, on which
+# uintr_frame_call cannot be made (EOPNOTSUPP, uintr_frame_call(3)).
+SAN_ENV = ASAN_OPTIONS=use_sigaltstack=0:handle_segv=0:handle_sigill=0:allow_user_segv_handler=1:detect_leaks=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	TSAN_OPTIONS=halt_on_error=1:report_signal_unsafe=0:die_after_fork=0
 check-sanitize:

@@ -19,17 +19,14 @@
  * here (a running worker interrupted by the timer); it ignores them when
  * it calls the handler from uintr_stui(), uintr_poll() or uintr_wait().
  *
- * Why this is not a scheduler that switches between tasks and resumes them
- * later: the frame holds only ip, flags and sp.  When the handler returns,
- * every other register (the general registers, callee-saved or not, and
- * the floating-point and vector registers) still holds the values of the
- * interrupted task.  Pointing ip and sp at a second task would resume it
- * with the first task's registers, which is wrong.  A real preemptive
- * switch has to send the interrupted code to an assembly trampoline that
- * saves the whole register file on the task's stack and restores another
- * task's; that is code for each architecture, not shown here.  Abandoning
- * the interrupted code needs nothing but the frame: sigsetjmp() saved all
- * the dispatcher needs.
+ * Why this abandons the task instead of resuming it later: the frame
+ * holds only ip, flags and sp, and pointing them at a second task would
+ * resume it with the first task's other registers.  To switch tasks and
+ * resume the preempted one exactly, a handler asks instead, with
+ * uintr_frame_call(3), that the interrupted code call a yield function
+ * after UIRET: examples/ult.c is a preemptive user-level thread runtime
+ * built that way.  Abandoning the interrupted code needs nothing but the
+ * frame: sigsetjmp() saved all the dispatcher needs.
  *
  * Code that may be abandoned must not hold a lock or be inside a library
  * function (printf, malloc...) when it is preempted: a task here is pure

@@ -40,6 +40,20 @@ struct uintr_frame {
 typedef void (*uintr_handler_t)(struct uintr_frame *frame,
 				unsigned long long vector);
 
+/*
+ * libuintr extension (uintr_frame_call(3)): called by a handler, before it
+ * returns, for the frame it was given: after UIRET the interrupted context
+ * calls fn(arg) before it resumes, in every delivery mode (asynchronous, at
+ * uintr_poll, uintr_stui, uintr_wait, uintr_loop_drain).  fn may switch to
+ * other user-level threads; when it returns, the interrupted code resumes
+ * with every register, flag, FP/SIMD register, the red zone and errno as
+ * they were.  One call per delivery: EBUSY for a second, or while a call
+ * granted earlier on this thread has not started; EINVAL when frame
+ * is not the running handler's or fn is NULL; EOPNOTSUPP when the
+ * notification was taken on an alternate signal stack (sigaltstack(2)).
+ */
+int uintr_frame_call(struct uintr_frame *frame, void (*fn)(void *), void *arg);
+
 /* RFC syscalls (reference section 2).  All return -1 and set errno on error. */
 int uintr_register_handler(uintr_handler_t handler, unsigned int flags);
 int uintr_unregister_handler(unsigned int flags);

@@ -5,12 +5,19 @@
  * A running receiver is notified by a signal aimed at exactly its thread
  * (sys.c); the signal handler plays the CPU: it recognizes the notification
  * (PIR -> UIRR) and, when UIF = 1, delivers.  Where a vector is delivered:
- * uintr__deliver() below.
+ * uintr__deliver() below.  What a handler may ask the interrupted context
+ * to do after UIRET (switch user-level threads): uintr_frame_call() below.
  */
 #define _GNU_SOURCE
 #include <string.h>
 
 #include "uintr-int.h"
+
+/* Linux 4.7's sigaltstack flag (uapi <linux/signal.h>); glibc's headers
+ * do not all define it. */
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1u << 31)
+#endif
 
 /* UIRR |= xchg(PIR, 0).  Only vectors with a live fd are recognized: a
  * post for anything else (a released vector, or a hostile process writing
@@ -55,9 +62,11 @@ static void uintr__notification_consumed(struct uintr__receiver *r, int clear_on
  * one step with respect to a nested notification signal, which then only
  * processes (UIF = 0) and leaves delivery to this loop.
  */
-unsigned int uintr__deliver(struct uintr_frame *frame)
+unsigned int uintr__deliver(struct uintr_frame *frame, struct uintr__frame_call *call)
 {
 	struct uintr__receiver *r = uintr__enter();
+	struct uintr_frame *outer_frame = uintr__self.call_frame;
+	struct uintr__frame_call *outer_slot = uintr__self.call_slot;
 	unsigned int delivered = 0;
 
 	while (r && atomic_exchange(&uintr__self.uif, 0)) {
@@ -86,7 +95,13 @@ unsigned int uintr__deliver(struct uintr_frame *frame)
 		uintr__count_delivery(&r->info->delivered);
 		masked = atomic_load_explicit(&uintr__self.notification_masked,
 					      memory_order_relaxed);
+		uintr__self.call_frame = frame;
+		uintr__self.call_slot = call;
+		atomic_signal_fence(memory_order_seq_cst);
 		r->handler(frame, vector);
+		atomic_signal_fence(memory_order_seq_cst);
+		uintr__self.call_frame = outer_frame;
+		uintr__self.call_slot = outer_slot;
 		/* The handler ran STUI inside the signal handler and so let
 		 * notifications in (uintr_stui): shut them out again before
 		 * UIF = 1, or each one would stack a new loop on this frame. */
@@ -114,8 +129,10 @@ unsigned int uintr__deliver(struct uintr_frame *frame)
 }
 
 /* Delivery at a library call (STUI, uintr_wait): the "interrupted" context
- * is the caller's; changes a handler makes to this frame have no effect. */
-unsigned int uintr__deliver_here(void *ip, void *sp)
+ * is the caller's; changes a handler makes to this frame have no effect,
+ * but a uintr_frame_call() is made, by the caller, before the library call
+ * returns. */
+unsigned int uintr__deliver_here(void *ip, void *sp, struct uintr__frame_call *call)
 {
 	struct uintr_frame frame = {
 		.ip = (unsigned long long)(uintptr_t)ip,
@@ -123,7 +140,51 @@ unsigned int uintr__deliver_here(void *ip, void *sp)
 		.sp = (unsigned long long)(uintptr_t)sp,
 	};
 
-	return uintr__deliver(&frame);
+	return uintr__deliver(&frame, call);
+}
+
+/*
+ * uintr_frame_call (libuintr extension): the handler of `frame` asks the
+ * interrupted context to call fn(arg) after UIRET, before it resumes, as
+ * if the interrupt had pushed a call (what Go's asynchronous preemption
+ * does with a signal context).  fn runs with UIF = 1, outside the handler
+ * and outside all library state, so it may switch to another user-level
+ * thread and come back much later, or never.  Where the delivery was
+ * asynchronous, the rest of the interrupted context (every register, the
+ * FP/SIMD state, the red zone, the signal mask, errno) is kept by the
+ * kernel in the notification signal's frame, below the interrupted stack
+ * pointer, and restored by sigreturn when fn returns; at a poll point (a
+ * library call) the call is made before that library call returns, where
+ * the C ABI lets a call change what fn may change.
+ */
+UINTR__EXPORT int uintr_frame_call(struct uintr_frame *frame, void (*fn)(void *), void *arg)
+{
+	struct uintr__frame_call *slot = uintr__self.call_slot;
+
+	if (!frame || !fn || !slot || frame != uintr__self.call_frame)
+		return uintr__fail(EINVAL);
+	if (slot->refused)
+		return uintr__fail(slot->refused);
+	if (slot->fn || uintr__self.call_granted)
+		return uintr__fail(EBUSY);
+	slot->fn = fn;
+	slot->arg = arg;
+	uintr__self.call_granted = 1;
+	return 0;
+}
+
+/* Make the call a handler asked for, holding no library state. */
+void uintr__frame_call_run(const struct uintr__frame_call *call)
+{
+	int saved_errno;
+
+	if (!call->fn)
+		return;
+	saved_errno = errno;
+	uintr__self.call_granted = 0;
+	atomic_signal_fence(memory_order_seq_cst);
+	call->fn(call->arg);
+	errno = saved_errno;
 }
 
 static void uintr__chain(int signo, siginfo_t *si, void *uc)
@@ -145,6 +206,7 @@ static void uintr__chain(int signo, siginfo_t *si, void *uc)
  * self-notification of a timer that fired on this thread (timer.c). */
 void uintr__notified(struct uintr__receiver *r, ucontext_t *uc)
 {
+	struct uintr__frame_call *call = uintr__self.signal_call;
 	struct uintr_frame frame;
 
 	uintr__recognize(r);
@@ -155,7 +217,18 @@ void uintr__notified(struct uintr__receiver *r, ucontext_t *uc)
 		return;
 	}
 	uintr__arch_frame_read(uc, &frame);
-	uintr__deliver(&frame);
+	/* The call runs on the stack that holds the kernel's signal frame,
+	 * and that frame must outlive it until the interrupted context runs
+	 * again.  On an armed alternate signal stack (SA_ONSTACK, sys.c) the
+	 * next signal, taken while another user-level thread runs, would
+	 * start at its top again and overwrite the frame.  Safe: no alternate
+	 * stack (SS_DISABLE: the frame is below the interrupted sp), or one
+	 * set up with SS_AUTODISARM (the kernel disarms it until this
+	 * handler's sigreturn).  uc_stack holds the thread's sigaltstack
+	 * flags as they were when the signal came. */
+	if (call && !(uc->uc_stack.ss_flags & (SS_DISABLE | SS_AUTODISARM)))
+		call->refused = EOPNOTSUPP;
+	uintr__deliver(&frame, call);
 	/* The handler may have changed the frame: resume where UIRET would. */
 	uintr__arch_frame_write(uc, &frame);
 }
@@ -191,7 +264,9 @@ void uintr__signal_handler(int signo, siginfo_t *si, void *uc)
 	int saved_errno = errno;
 	unsigned char was_masked = atomic_load_explicit(&uintr__self.notification_masked,
 							memory_order_relaxed);
+	struct uintr__frame_call call = {0}, *outer_call = uintr__self.signal_call;
 
+	uintr__self.signal_call = &call;
 	uintr__enter();
 	/* The kernel blocked this signal for the handler's run (sys.c). */
 	atomic_store_explicit(&uintr__self.notification_masked, 1, memory_order_relaxed);
@@ -208,15 +283,25 @@ void uintr__signal_handler(int signo, siginfo_t *si, void *uc)
 	else
 		uintr__chain(signo, si, uc);
 	uintr__leave();
+	uintr__self.signal_call = outer_call;
 	/* sigreturn restores the interrupted code's mask. */
 	atomic_signal_fence(memory_order_seq_cst);
 	atomic_store_explicit(&uintr__self.notification_masked, was_masked, memory_order_relaxed);
+	if (call.fn) {
+		/* After UIRET, as the interrupted code: its own signal mask
+		 * (the notification signal unblocked, so that fn and whatever
+		 * it switches to can be interrupted again), errno as it was. */
+		uintr__restore_signal(&((ucontext_t *)uc)->uc_sigmask);
+		errno = saved_errno;
+		uintr__frame_call_run(&call);
+	}
 	errno = saved_errno;
 }
 
 UINTR__EXPORT void uintr_stui(void)
 {
 	struct uintr__receiver *r = uintr__enter();
+	struct uintr__frame_call call = {0};
 
 	/* Inside a handler delivered from the notification signal (or code
 	 * that left one without returning): nested interrupts must reach
@@ -230,8 +315,9 @@ UINTR__EXPORT void uintr_stui(void)
 	if (r && uintr__debug)
 		uintr__debug_check("uintr_stui");
 	if (r && atomic_load(&r->info->uirr))
-		uintr__deliver_here(__builtin_return_address(0), __builtin_frame_address(0));
+		uintr__deliver_here(__builtin_return_address(0), __builtin_frame_address(0), &call);
 	uintr__leave();
+	uintr__frame_call_run(&call);
 }
 
 UINTR__EXPORT void uintr_clui(void)

@@ -111,6 +111,7 @@ UINTR__EXPORT int uintr_later_unregister_sender(int uipi_index, unsigned int fla
 
 UINTR__EXPORT int uintr_later_wait(unsigned long long usec, unsigned int flags)
 {
+	struct uintr__frame_call call = {0};
 	struct uintr__receiver *r;
 	int ret;
 
@@ -125,8 +126,9 @@ UINTR__EXPORT int uintr_later_wait(unsigned long long usec, unsigned int flags)
 	}
 	/* The RFC's rule for what ends it (2.6), with a deadline. */
 	ret = uintr__wait(r, 0, usec * 1000ull, __builtin_return_address(0),
-			  __builtin_frame_address(0));
+			  __builtin_frame_address(0), &call);
 	uintr__leave();
+	uintr__frame_call_run(&call);
 	if (ret != 0)
 		errno = EINTR;
 	return ret;

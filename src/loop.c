@@ -126,6 +126,7 @@ UINTR__EXPORT int uintr_loop_fd(unsigned int flags)
 
 UINTR__EXPORT int uintr_loop_drain(unsigned int flags)
 {
+	struct uintr__frame_call call = {0};
 	struct uintr__receiver *r;
 	unsigned int delivered = 0;
 	uint64_t count;
@@ -145,7 +146,7 @@ UINTR__EXPORT int uintr_loop_drain(unsigned int flags)
 		uintr__process_notification(r);
 		if (atomic_load(&uintr__self.uif) && atomic_load(&r->info->uirr))
 			delivered += uintr__deliver_here(__builtin_return_address(0),
-							 __builtin_frame_address(0));
+							 __builtin_frame_address(0), &call);
 		/* A handler may have unregistered r: it is only retired (we are
 		 * inside uintr__enter), and its status word is DEAD. */
 		if (uintr__self.receiver != r || r->polling)
@@ -156,5 +157,6 @@ UINTR__EXPORT int uintr_loop_drain(unsigned int flags)
 		uintr__loop_status(r, 1);
 	}
 	uintr__leave();
+	uintr__frame_call_run(&call);
 	return (int)delivered;
 }

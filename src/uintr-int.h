@@ -190,6 +190,18 @@ struct uintr__uitt {
 extern _Atomic int uintr__sender_kind;
 extern struct uintr__uitt *_Atomic uintr__process_uitt;
 
+/*
+ * A call that a handler asked the interrupted context to make after UIRET,
+ * before it resumes (uintr_frame_call): one per delivery.  The delivery's
+ * caller owns it (a local of the signal handler, uintr_poll, uintr_stui,
+ * ...) and makes the call once it holds no library state.
+ */
+struct uintr__frame_call {
+	void (*fn)(void *);
+	void *arg;
+	int refused; /* errno for uintr_frame_call, 0 if the call can be made */
+};
+
 /* Everything the library keeps per thread. */
 struct uintr__thread {
 	struct uintr__receiver *receiver;
@@ -209,6 +221,20 @@ struct uintr__thread {
 	 * at most one handler frame, plus one per handler that sets UIF). */
 	_Atomic unsigned char notification_masked;
 	struct uintr__receiver *_Atomic retired; /* unregistered while busy */
+	/* The handler running now (UIF = 0): its frame, and where a
+	 * uintr_frame_call for it goes (NULL: none can be made).  Saved and
+	 * restored around each handler, so nesting (a handler that ran STUI)
+	 * keeps each level's own. */
+	struct uintr_frame *call_frame;
+	struct uintr__frame_call *call_slot;
+	/* The innermost notification signal handler's slot, for the
+	 * deliveries it makes (uintr__notified, also from timer.c). */
+	struct uintr__frame_call *signal_call;
+	/* A uintr_frame_call was granted and its fn has not started: until
+	 * it does, nested deliveries get EBUSY, so that notifications that
+	 * keep coming before fn runs (a quantum shorter than a signal) are
+	 * delivered one after the other, not nested without bound. */
+	unsigned char call_granted;
 	unsigned char registered_exit; /* pthread key set for this thread */
 };
 
@@ -241,7 +267,7 @@ void uintr__unlock(void);
 #define UINTR__DEFAULT_WAIT_SPIN_NS 30000ull
 uint64_t uintr__default_wait_spin(void);
 int uintr__wait(struct uintr__receiver *r, int since_last, uint64_t timeout_ns, void *ip,
-		void *sp);
+		void *sp, struct uintr__frame_call *call);
 
 /* env.c: the environment (validated here, also for uintrstat) and the
  * messages on stderr. */
@@ -317,8 +343,9 @@ static inline uint32_t uintr__nv_idle(const struct uintr__receiver *r)
 /* delivery.c */
 void uintr__signal_handler(int signo, siginfo_t *info, void *uc);
 uint64_t uintr__process_notification(struct uintr__receiver *r);
-unsigned int uintr__deliver(struct uintr_frame *frame);
-unsigned int uintr__deliver_here(void *ip, void *sp);
+unsigned int uintr__deliver(struct uintr_frame *frame, struct uintr__frame_call *call);
+unsigned int uintr__deliver_here(void *ip, void *sp, struct uintr__frame_call *call);
+void uintr__frame_call_run(const struct uintr__frame_call *call);
 void uintr__notified(struct uintr__receiver *r, ucontext_t *uc);
 extern struct sigaction uintr__previous_action;
 

@@ -195,7 +195,7 @@ static int uintr__block_until_notified(struct uintr__receiver *r, uint64_t mark,
  * and that the thread is a receiver.
  */
 int uintr__wait(struct uintr__receiver *r, int since_last, uint64_t timeout_ns, void *ip,
-		void *sp)
+		void *sp, struct uintr__frame_call *call)
 {
 	uint64_t mark = since_last ? r->wait_mark
 				   : atomic_load_explicit(&r->info->delivered, memory_order_relaxed);
@@ -220,13 +220,14 @@ int uintr__wait(struct uintr__receiver *r, int since_last, uint64_t timeout_ns, 
 			break;
 	}
 	if (uintr__self.receiver == r && atomic_load(&uintr__self.uif))
-		uintr__deliver_here(ip, sp);
+		uintr__deliver_here(ip, sp, call);
 	r->wait_mark = atomic_load_explicit(&r->info->delivered, memory_order_relaxed);
 	return ret == 0 ? 0 : uintr__fail(EINTR);
 }
 
 static int uintr__wait_call(unsigned int flags, int since_last, void *ip, void *sp)
 {
+	struct uintr__frame_call call = {0};
 	struct uintr__receiver *r;
 	int ret;
 
@@ -237,8 +238,9 @@ static int uintr__wait_call(unsigned int flags, int since_last, void *ip, void *
 		uintr__leave();
 		return uintr__fail(EOPNOTSUPP);
 	}
-	ret = uintr__wait(r, since_last, 0, ip, sp);
+	ret = uintr__wait(r, since_last, 0, ip, sp, &call);
 	uintr__leave();
+	uintr__frame_call_run(&call);
 	if (ret != 0)
 		errno = EINTR;
 	return ret;
@@ -257,6 +259,7 @@ UINTR__EXPORT int uintr_wait_since_last(unsigned int flags)
 UINTR__EXPORT int uintr_poll(void)
 {
 	struct uintr__receiver *r = uintr__enter();
+	struct uintr__frame_call call = {0};
 	int delivered = 0;
 
 	if (!r) {
@@ -268,9 +271,10 @@ UINTR__EXPORT int uintr_poll(void)
 		uintr__process_notification(r);
 		if (atomic_load(&uintr__self.uif))
 			delivered = (int)uintr__deliver_here(__builtin_return_address(0),
-							     __builtin_frame_address(0));
+							     __builtin_frame_address(0), &call);
 	}
 	uintr__leave();
+	uintr__frame_call_run(&call);
 	return delivered;
 }
 
@@ -282,16 +286,16 @@ UINTR__EXPORT int uintr_set_polling(int on)
 		uintr__leave();
 		return uintr__fail(EOPNOTSUPP);
 	}
-	r->polling = on != 0;
-	uintr__timers_repoll(r, r->polling);
-	if (r->polling) {
-		uintr__set_status(r->upid, UINTR__UPID_SN, UINTR__UPID_SN);
-	} else {
-		/* Clearing SN: what was posted meanwhile is recognized now (6.1). */
-		uintr__set_status(r->upid, UINTR__UPID_SN, 0);
-		uintr_poll();
-	}
+	on = on != 0;
+	r->polling = on;
+	uintr__timers_repoll(r, on);
+	/* Clearing SN: what was posted meanwhile is recognized now (6.1), by
+	 * a poll made outside our own uintr__enter(), so that a call a
+	 * handler asks for there runs with no library state held. */
+	uintr__set_status(r->upid, UINTR__UPID_SN, on ? UINTR__UPID_SN : 0);
 	uintr__leave();
+	if (!on)
+		uintr_poll();
 	return 0;
 }
 

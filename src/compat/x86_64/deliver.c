@@ -156,7 +156,10 @@ void uintr__compat_deliver_pending(ucontext_t *uc)
 		return;
 	}
 	uintr__arch_frame_read(uc, &frame);
-	uintr__deliver(&frame);
+	/* In the emulation's SIGILL handler (an emulated STUI or UIRET): a
+	 * C handler's uintr_frame_call fails with EINVAL here; -muintr code
+	 * switches stacks itself before its UIRET. */
+	uintr__deliver(&frame, NULL);
 	uintr__arch_frame_write(uc, &frame);
 }
 
