@@ -56,24 +56,45 @@ static inline int ts_count(const char *hay, const char *needle)
 	return n;
 }
 
+struct ts_uintrstat_job {
+	const char *cmd;
+	char *out;
+	size_t len;
+	int rc;
+};
+
+static inline void *ts_uintrstat_thread(void *arg)
+{
+	struct ts_uintrstat_job *j = arg;
+	size_t n = 0, k;
+	FILE *f = popen(j->cmd, "r");
+
+	CHECK(f != NULL);
+	while (n < j->len - 1 && (k = fread(j->out + n, 1, j->len - 1 - n, f)) > 0)
+		n += k;
+	j->out[n] = '\0';
+	j->rc = pclose(f) == 0 ? 0 : -1;
+	return NULL;
+}
+
 /* uintrstat on this process (through the test runner, e.g. qemu), its
- * output in out; 0 if it exited 0. */
+ * output in out; 0 if it exited 0.  Started from a thread of its own:
+ * popen() blocks every signal of the calling thread while it spawns, and
+ * uintrstat, reading the caller's mask meanwhile, would report a blocked
+ * notification signal that the test never blocked. */
 static inline int ts_uintrstat(const char *argv0, char *out, size_t len)
 {
 	char cmd[1024], self[512];
 	const char *runner = getenv("UINTR_TEST_RUNNER");
-	size_t n = 0, k;
-	FILE *f;
+	struct ts_uintrstat_job job = { cmd, out, len, -1 };
+	pthread_t t;
 
 	snprintf(self, sizeof(self), "%s", argv0);
 	snprintf(cmd, sizeof(cmd), "%s %s/../uintrstat %d", runner ? runner : "", dirname(self),
 		 (int)getpid());
-	f = popen(cmd, "r");
-	CHECK(f != NULL);
-	while (n < len - 1 && (k = fread(out + n, 1, len - 1 - n, f)) > 0)
-		n += k;
-	out[n] = '\0';
-	return pclose(f) == 0 ? 0 : -1;
+	CHECK(pthread_create(&t, NULL, ts_uintrstat_thread, &job) == 0);
+	CHECK(pthread_join(t, NULL) == 0);
+	return job.rc;
 }
 
 /* Under qemu-user the /proc status of a process is qemu's: signal masks
