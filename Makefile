@@ -34,9 +34,10 @@ TOOLS    = $(B)/uintrstat
 BENCH_SRC = bench/uintr-bench.c bench/latency.c bench/sendcost.c bench/util.c
 BENCH    = $(B)/bench/uintr-bench
 SCALE    = $(B)/bench/uintr-scale
+PREEMPT  = $(B)/bench/uintr-preempt
 
-.PHONY: all bench bench-smoke bench-scale bench-scale-smoke check check-repeat check-sanitize check-cross check-install clean install uninstall
-all: $(STATIC) $(SHARED) $(TOOLS) $(BENCH) $(SCALE) $(TEST_BIN)
+.PHONY: all bench bench-smoke bench-scale bench-scale-smoke bench-preempt bench-preempt-smoke check check-repeat check-sanitize check-cross check-install clean install uninstall
+all: $(STATIC) $(SHARED) $(TOOLS) $(BENCH) $(SCALE) $(PREEMPT) $(TEST_BIN)
 
 # uintr-bench: one-way notification latency against every baseline, in
 # one run (table on stdout, $(B)/bench/results.json, $(B)/bench/latency.svg).
@@ -62,6 +63,20 @@ bench-scale: $(SCALE)
 
 bench-scale-smoke: $(SCALE)
 	$(SCALE) -q -o $(B)/bench-smoke
+
+# uintr-preempt: an open-loop server of 1 us / 100 us requests on a
+# preemptive user-level thread runtime: run to completion, libuintr timer
+# vectors (asynchronous and polling), POSIX timer signals, at quanta 5-50 us
+# and loads 0.3-0.7 ($(B)/bench/preempt.json, $(B)/bench/preempt.svg).
+$(PREEMPT): bench/preempt.c bench/util.c bench/bench.h $(STATIC) include/uintr.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(XCFLAGS) bench/preempt.c bench/util.c -o $@ $(STATIC) $(LDLIBS) -lm
+
+bench-preempt: $(PREEMPT)
+	$(PREEMPT) -o $(B)/bench $(PREEMPT_ARGS)
+
+bench-preempt-smoke: $(PREEMPT)
+	$(PREEMPT) -q -o $(B)/bench-smoke
 
 
 # uintrstat uses the library's internal layout and validators (hidden

@@ -1,0 +1,757 @@
+/*
+ * uintr-preempt (`make bench-preempt`): what preemption buys a server of
+ * microsecond requests, in the way Shinjuku and Concord measure it
+ * (issue 13).
+ *
+ * One worker thread runs requests as user-level threads; one load
+ * generator thread (the other CPU) hands them over through a ring at
+ * Poisson arrival times.  Service times are bimodal: 99.5% take 1 us and
+ * 0.5% take 100 us.  A request is computation (a calibrated loop), so a
+ * short one that arrives behind a long one waits for it, unless the
+ * worker preempts the long one: then the long request goes to the back
+ * (behind every request that arrived) and the worker serves the queue.
+ *
+ * Policies:
+ *   rtc                run to completion, first come first served
+ *   uintr-timer        a libuintr timer vector every quantum; the handler
+ *                      preempts with uintr_frame_call(3)
+ *   signal-timer       timer_create(SIGEV_THREAD_ID) every quantum; the
+ *                      signal handler unblocks its signal and switches
+ *                      (what a runtime does without libuintr)
+ *   ...-poll           the requests' loops have a poll point (every
+ *                      ~2.5 us of work): rtc-poll calls uintr_poll() with
+ *                      no timer (the cost of the poll points alone);
+ *                      uintr-timer-poll is a polling receiver
+ *                      (uintr_set_polling(1)): the timer fires at
+ *                      uintr_poll(), no signal, no syscall;
+ *                      signal-timer-poll: the signal only sets a flag that
+ *                      the poll point tests, and the request yields there
+ *
+ * For each policy and quantum: a closed-loop run (every request queued at
+ * the start) gives the capacity and the preemption cost, the worker's
+ * time lost per preemption ((time - rtc's time) / preemptions, with the
+ * same requests); open-loop runs at loads 0.3, 0.5, 0.7 of rtc's capacity
+ * give the latencies (arrival to completion).
+ *
+ * Prints a table and a summary against the issue's targets, writes
+ * DIR/preempt.json and, with gnuplot, DIR/preempt.svg (short-request
+ * p99.9 against load).
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <uintr.h>
+
+#include "bench.h"
+
+#define SHORT_NS     1000.0
+#define LONG_NS      100000.0
+#define LONG_PERMILLE 5          /* 0.5% */
+#define STACK_SIZE   (32 * 1024)
+#define MAX_LIVE     4096        /* requests started and not finished */
+#define RING_SIZE    (1u << 20)
+#define TIMER_VECTOR 10
+#define POLL_EVERY   2048        /* loop iterations between poll points (~2.5 us) */
+
+enum policy { P_RTC, P_RTC_POLL, P_UINTR, P_UINTR_POLL, P_SIGNAL, P_SIGNAL_POLL, P_COUNT };
+static const char *const g_policy_name[P_COUNT] = {
+	"rtc", "rtc-poll", "uintr-timer", "uintr-timer-poll", "signal-timer", "signal-timer-poll",
+};
+static int policy_polls(enum policy p)
+{
+	return p == P_RTC_POLL || p == P_UINTR_POLL || p == P_SIGNAL_POLL;
+}
+
+/* ---- a minimal context switch (callee-saved registers and sp) --------- */
+
+struct ctx {
+#if defined(__x86_64__)
+	void *sp;
+#else
+	ucontext_t uc;
+#endif
+};
+
+#if defined(__x86_64__)
+void ctx_switch(struct ctx *from, struct ctx *to);
+__asm__(".text\n"
+	".globl ctx_switch\n"
+	".type ctx_switch, @function\n"
+	"ctx_switch:\n\t"
+	"pushq %rbp\n\tpushq %rbx\n\tpushq %r12\n\tpushq %r13\n\tpushq %r14\n\tpushq %r15\n\t"
+	"movq %rsp, (%rdi)\n\t"
+	"movq (%rsi), %rsp\n\t"
+	"popq %r15\n\tpopq %r14\n\tpopq %r13\n\tpopq %r12\n\tpopq %rbx\n\tpopq %rbp\n\t"
+	"ret\n\t"
+	".size ctx_switch, .-ctx_switch\n");
+
+static void ctx_make(struct ctx *c, void *stack, size_t size, void (*entry)(void))
+{
+	uintptr_t *top = (uintptr_t *)(((uintptr_t)stack + size) & ~(uintptr_t)15);
+
+	*--top = 0;                 /* entry's return address: it never returns */
+	*--top = (uintptr_t)entry;  /* ctx_switch's ret */
+	for (int i = 0; i < 6; i++)
+		*--top = 0;         /* rbp rbx r12-r15 */
+	c->sp = top;
+}
+#else
+static void ctx_switch(struct ctx *from, struct ctx *to)
+{
+	swapcontext(&from->uc, &to->uc);
+}
+
+static void ctx_make(struct ctx *c, void *stack, size_t size, void (*entry)(void))
+{
+	getcontext(&c->uc);
+	c->uc.uc_stack.ss_sp = stack;
+	c->uc.uc_stack.ss_size = size;
+	c->uc.uc_link = NULL;
+	makecontext(&c->uc, entry, 0);
+}
+#endif
+
+/* ---- requests, the ring, the worker ------------------------------------ */
+
+struct req {
+	uint64_t arrival;   /* ticks since the run's start */
+	uint64_t done;      /* ticks since the run's start */
+	uint32_t iters;     /* work */
+	uint8_t is_long;
+};
+
+struct ult {
+	struct ctx ctx;
+	struct req *req;
+	void *stack;
+	struct ult *next;
+};
+
+struct run {
+	enum policy policy;
+	long quantum_ns;
+	double load;           /* 0: closed loop */
+	struct req *reqs;
+	uint32_t n;
+	uint64_t start ALIGNED; /* tick at which arrival 0 is due */
+	_Atomic uint32_t head ALIGNED; /* written by the generator */
+	uint32_t ring[RING_SIZE];
+	/* the worker's, results */
+	uint64_t preemptions, elapsed_ticks;
+	uint32_t completed;
+	char err[160];
+};
+
+static double g_iters_per_ns;
+static int g_quiet;
+static const char *g_outdir = "build/bench";
+static uint32_t g_nreq = 100000;
+
+/* The worker (one thread, so plain globals; the handlers run on it). */
+static struct ctx g_sched;
+static struct ult *g_current;
+static volatile sig_atomic_t g_preemptible, g_yield_flag;
+static struct ult g_ults[MAX_LIVE], *g_free;
+static struct ult *g_preempted_head, *g_preempted_tail;
+static uint64_t g_preemptions;
+static struct run *g_run;
+static int g_signo;
+
+static void to_scheduler(void)
+{
+	g_preemptible = 0;
+	ctx_switch(&g_current->ctx, &g_sched);
+	g_preemptible = 1;
+}
+
+static void preempt_call(void *arg)
+{
+	(void)arg;
+	g_preemptions++;
+	to_scheduler();
+}
+
+/* libuintr: ask for the switch; it happens after UIRET (uintr_frame_call). */
+static void uintr_handler(struct uintr_frame *frame, unsigned long long vector)
+{
+	(void)vector;
+	if (g_preemptible && uintr_frame_call(frame, preempt_call, NULL) == 0)
+		g_preemptible = 0;
+}
+
+/* A POSIX timer signal, without libuintr: switch inside the handler, with
+ * the signal unblocked first so that the next request can be preempted. */
+static void signal_handler(int signo, siginfo_t *si, void *uc)
+{
+	sigset_t set;
+	int saved = errno;
+
+	(void)si;
+	(void)uc;
+	if (g_run->policy == P_SIGNAL_POLL) {
+		g_yield_flag = 1;
+		return;
+	}
+	if (!g_preemptible)
+		return;
+	g_preemptible = 0;
+	sigemptyset(&set);
+	sigaddset(&set, signo);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	g_preemptions++;
+	ctx_switch(&g_current->ctx, &g_sched);
+	g_preemptible = 1;
+	errno = saved;
+}
+
+/* The work of a request: a dependent chain the compiler cannot shorten,
+ * with the policy's poll point. */
+static uint64_t work(uint32_t iters, enum policy p)
+{
+	uint64_t x = iters;
+
+	for (uint32_t i = 0; i < iters; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		if ((i % POLL_EVERY) == POLL_EVERY - 1 && policy_polls(p)) {
+			if (p == P_SIGNAL_POLL) {
+				if (g_yield_flag) {
+					g_yield_flag = 0;
+					g_preemptions++;
+					to_scheduler();
+				}
+			} else {
+				uintr_poll();
+			}
+		}
+	}
+	return x;
+}
+
+static volatile uint64_t g_sink;
+
+static void ult_entry(void)
+{
+	for (;;) {
+		struct req *r = g_current->req;
+
+		g_preemptible = 1;
+		g_sink += work(r->iters, g_run->policy);
+		g_preemptible = 0;
+		r->done = now_ticks() - g_run->start;
+		g_current->req = NULL;
+		ctx_switch(&g_current->ctx, &g_sched); /* never resumed as this request */
+	}
+}
+
+static void calibrate(void)
+{
+	uint64_t t0, t1;
+	uint32_t iters = 20000000;
+
+	work(1000000, P_RTC); /* warm */
+	t0 = now_ticks();
+	g_sink += work(iters, P_RTC);
+	t1 = now_ticks();
+	g_iters_per_ns = iters / ticks_to_ns(t1 - t0);
+}
+
+static void *worker_main(void *arg)
+{
+	struct run *run = arg;
+	struct itimerspec q = { { 0, run->quantum_ns }, { 0, run->quantum_ns } };
+	timer_t posix_timer;
+	int tfd = -1, tid = -1, have_posix = 0;
+	uint32_t tail = 0, i;
+
+	if (pin_to_cpu(1) != 0)
+		pin_to_cpu(0);
+	g_run = run;
+	g_preemptions = 0;
+	g_preempted_head = g_preempted_tail = NULL;
+	g_free = NULL;
+	for (i = 0; i < MAX_LIVE; i++) {
+		g_ults[i].next = g_free;
+		g_free = &g_ults[i];
+	}
+	if (run->policy == P_UINTR || run->policy == P_UINTR_POLL || run->policy == P_RTC_POLL) {
+		if (uintr_register_handler(uintr_handler, 0) == -1 ||
+		    (tfd = uintr_create_fd(TIMER_VECTOR, 0)) == -1) {
+			snprintf(run->err, sizeof(run->err), "uintr: %s", strerror(errno));
+			return NULL;
+		}
+		if (run->policy != P_UINTR)
+			uintr_set_polling(1);
+		if (run->policy != P_RTC_POLL) {
+			tid = uintr_timer_create(tfd, CLOCK_MONOTONIC, 0);
+			if (tid == -1 || uintr_timer_settime(tid, 0, &q, NULL) == -1) {
+				snprintf(run->err, sizeof(run->err), "uintr timer: %s", strerror(errno));
+				return NULL;
+			}
+		}
+		uintr_stui();
+	} else if (run->policy == P_SIGNAL || run->policy == P_SIGNAL_POLL) {
+		struct sigevent sev;
+
+		memset(&sev, 0, sizeof(sev));
+		sev.sigev_notify = SIGEV_THREAD_ID;
+		sev.sigev_signo = g_signo;
+		sev._sigev_un._tid = gettid_();
+		if (timer_create(CLOCK_MONOTONIC, &sev, &posix_timer) == -1 ||
+		    timer_settime(posix_timer, 0, &q, NULL) == -1) {
+			snprintf(run->err, sizeof(run->err), "timer_create: %s", strerror(errno));
+			return NULL;
+		}
+		have_posix = 1;
+	}
+
+	/* The scheduler: new arrivals first, preempted requests behind them
+	 * (Shinjuku's "back of the queue"). */
+	while (run->completed < run->n) {
+		struct ult *u = NULL;
+
+		if (tail != atomic_load_explicit(&run->head, memory_order_acquire) && g_free) {
+			u = g_free;
+			g_free = u->next;
+			u->req = &run->reqs[run->ring[tail++ % RING_SIZE]];
+			ctx_make(&u->ctx, u->stack, STACK_SIZE, ult_entry);
+		} else if (g_preempted_head) {
+			u = g_preempted_head;
+			g_preempted_head = u->next;
+			if (!g_preempted_head)
+				g_preempted_tail = NULL;
+		} else {
+			if (policy_polls(run->policy) && run->policy != P_SIGNAL_POLL)
+				uintr_poll(); /* let the timer come due while idle */
+			cpu_relax();
+			continue;
+		}
+		g_current = u;
+		ctx_switch(&g_sched, &u->ctx);
+		g_current = NULL;
+		if (u->req) { /* preempted */
+			u->next = NULL;
+			if (g_preempted_tail)
+				g_preempted_tail->next = u;
+			else
+				g_preempted_head = u;
+			g_preempted_tail = u;
+		} else {
+			run->completed++;
+			u->next = g_free;
+			g_free = u;
+		}
+	}
+	run->elapsed_ticks = now_ticks() - run->start;
+	run->preemptions = g_preemptions;
+	if (tid >= 0)
+		uintr_timer_delete(tid);
+	if (tfd >= 0) {
+		uintr_unregister_handler(0);
+		close(tfd);
+	}
+	if (have_posix)
+		timer_delete(posix_timer);
+	return NULL;
+}
+
+/* The load generator: hands request k over at its arrival time. */
+static void generate(struct run *run)
+{
+	if (pin_to_cpu(0) != 0)
+		pin_to_cpu(1);
+	for (uint32_t k = 0; k < run->n; k++) {
+		uint64_t due = run->start + run->reqs[k].arrival;
+
+		while (now_ticks() < due)
+			cpu_relax();
+		run->ring[k % RING_SIZE] = k;
+		atomic_store_explicit(&run->head, k + 1, memory_order_release);
+	}
+}
+
+/* The same requests for every run (seeded), arrivals for `rate` per ns. */
+static void make_requests(struct req *reqs, uint32_t n, double rate_per_ns)
+{
+	uint64_t s = 0x9e3779b97f4a7c15ull;
+	double t = 0;
+
+	for (uint32_t k = 0; k < n; k++) {
+		double u;
+
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		reqs[k].is_long = (s % 1000) < LONG_PERMILLE;
+		reqs[k].iters = (uint32_t)((reqs[k].is_long ? LONG_NS : SHORT_NS) * g_iters_per_ns);
+		s ^= s << 13;
+		s ^= s >> 7;
+		s ^= s << 17;
+		u = ((double)(s >> 11) + 0.5) / 9007199254740992.0;
+		if (rate_per_ns > 0)
+			t += -log(u) / rate_per_ns;
+		reqs[k].arrival = rate_per_ns > 0 ? ns_to_ticks(t) : 0;
+		reqs[k].done = 0;
+	}
+}
+
+static void *g_stacks;
+
+static int do_run(struct run *run)
+{
+	pthread_t w;
+
+	for (uint32_t i = 0; i < MAX_LIVE; i++)
+		g_ults[i].stack = (char *)g_stacks + (size_t)i * STACK_SIZE;
+	atomic_store(&run->head, 0);
+	run->completed = 0;
+	run->err[0] = '\0';
+	run->start = now_ticks() + ns_to_ticks(2e6); /* 2 ms to start the worker */
+	if (pthread_create(&w, NULL, worker_main, run) != 0)
+		return -1;
+	generate(run);
+	pthread_join(w, NULL);
+	return run->err[0] ? -1 : 0;
+}
+
+/* ---- results ----------------------------------------------------------- */
+
+struct result {
+	enum policy policy;
+	long quantum_ns;
+	double load;
+	double short_p50, short_p99, short_p999, long_p99, throughput;
+	uint64_t preemptions;
+	double cost_ns; /* of the policy's closed-loop run */
+	double capacity_rps;
+};
+
+#define MAX_RESULTS 128
+static struct result g_res[MAX_RESULTS];
+static int g_nres;
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double pct(uint64_t *v, size_t n, double p)
+{
+	size_t i;
+
+	if (!n)
+		return 0;
+	i = (size_t)(p * (double)(n - 1) + 0.5);
+	return ticks_to_ns(v[i]);
+}
+
+static void latencies(const struct run *run, struct result *r)
+{
+	static uint64_t s[1u << 22], l[1u << 16];
+	size_t ns = 0, nl = 0;
+	uint64_t first = UINT64_MAX, last = 0;
+
+	for (uint32_t k = 0; k < run->n; k++) {
+		const struct req *q = &run->reqs[k];
+		uint64_t lat = q->done - q->arrival;
+
+		if (q->is_long) {
+			if (nl < sizeof(l) / sizeof(l[0]))
+				l[nl++] = lat;
+		} else if (ns < sizeof(s) / sizeof(s[0])) {
+			s[ns++] = lat;
+		}
+		if (q->arrival < first)
+			first = q->arrival;
+		if (q->done > last)
+			last = q->done;
+	}
+	qsort(s, ns, sizeof(s[0]), cmp_u64);
+	qsort(l, nl, sizeof(l[0]), cmp_u64);
+	r->short_p50 = pct(s, ns, 0.5);
+	r->short_p99 = pct(s, ns, 0.99);
+	r->short_p999 = pct(s, ns, 0.999);
+	r->long_p99 = pct(l, nl, 0.99);
+	r->throughput = run->n / (ticks_to_ns(last - first) * 1e-9);
+	r->preemptions = run->preemptions;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: uintr-preempt [-q] [-n REQUESTS] [-o DIR]\n"
+		   "  -n N    requests per run (default 100000)\n"
+		   "  -o DIR  output directory for preempt.json and preempt.svg (default build/bench)\n"
+		   "  -q      quick: 20000 requests, quanta 10 and 50 us only\n");
+}
+
+static const long g_quanta_all[] = {5000, 10000, 20000, 50000};
+static const long g_quanta_quick[] = {10000, 50000};
+static const double g_loads[] = {0.3, 0.5, 0.7};
+
+static void write_json(const char *cpu, double capacity)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/preempt.json", g_outdir);
+	f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "%s: %s\n", path, strerror(errno));
+		return;
+	}
+	fprintf(f, "{\n  \"context\": {\n    \"cpu_model\": ");
+	json_str(f, cpu);
+	fprintf(f, ",\n    \"cpus\": %ld,\n    \"requests_per_run\": %u,\n"
+		   "    \"short_ns\": %.0f, \"long_ns\": %.0f, \"long_fraction\": %.3f,\n"
+		   "    \"rtc_capacity_rps\": %.0f,\n    \"workers\": 1, \"load_generators\": 1,\n"
+		   "    \"note\": \"one worker, one load generator on 2 CPUs; preemption_cost_ns from "
+		   "closed-loop runs: (time - rtc time) / preemptions\"\n  },\n  \"results\": [\n",
+		sysconf(_SC_NPROCESSORS_ONLN), g_nreq, SHORT_NS, LONG_NS, LONG_PERMILLE / 1000.0,
+		capacity);
+	for (int i = 0; i < g_nres; i++) {
+		const struct result *r = &g_res[i];
+
+		fprintf(f, "    {\"policy\": \"%s\", \"quantum_ns\": %ld, \"load\": %.1f, "
+			   "\"short_p50_ns\": %.0f, \"short_p99_ns\": %.0f, \"short_p999_ns\": %.0f, "
+			   "\"long_p99_ns\": %.0f, \"throughput_rps\": %.0f, \"preemptions\": %llu, "
+			   "\"preemption_cost_ns\": %.1f, \"capacity_rps\": %.0f}%s\n",
+			g_policy_name[r->policy], r->quantum_ns, r->load, r->short_p50, r->short_p99,
+			r->short_p999, r->long_p99, r->throughput, (unsigned long long)r->preemptions,
+			r->cost_ns, r->capacity_rps, i + 1 < g_nres ? "," : "");
+	}
+	fprintf(f, "  ]\n}\n");
+	fclose(f);
+	printf("json: %s\n", path);
+}
+
+static void plot(const char *cpu)
+{
+	char path[4096], cmd[8400];
+	FILE *f, *gp;
+	const char *sep = "plot ";
+	int i, j;
+
+	snprintf(path, sizeof(path), "%s/preempt.dat", g_outdir);
+	f = fopen(path, "w");
+	if (!f)
+		return;
+	/* one block per (policy, quantum): load short_p999_us */
+	for (i = 0; i < g_nres; i++) {
+		if (g_res[i].load != g_loads[0])
+			continue;
+		fprintf(f, "# %s %ld\n", g_policy_name[g_res[i].policy], g_res[i].quantum_ns);
+		for (j = i; j < g_nres; j++)
+			if (g_res[j].policy == g_res[i].policy && g_res[j].quantum_ns == g_res[i].quantum_ns)
+				fprintf(f, "%.1f %.3f\n", g_res[j].load, g_res[j].short_p999 / 1000.0);
+		fprintf(f, "\n\n");
+	}
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/preempt.gp", g_outdir);
+	gp = fopen(path, "w");
+	if (!gp)
+		return;
+	fprintf(gp, "set terminal svg size 1000,650 dynamic enhanced font 'sans,10' background '#ffffff'\n"
+		    "set output '%s/preempt.svg'\n"
+		    "set title \"short requests (1 us) behind 0.5%% of 100 us ones: p99.9 latency\\n"
+		    "%s; one worker + one load generator on 2 CPUs\"\n"
+		    "set logscale y\nset grid\nset key outside right font ',8'\n"
+		    "set xlabel 'load (of run-to-completion capacity)'\nset ylabel 'us'\n",
+		g_outdir, cpu);
+	for (i = 0, j = 0; i < g_nres; i++) {
+		if (g_res[i].load != g_loads[0])
+			continue;
+		fprintf(gp, "%s'%s/preempt.dat' index %d using 1:2 with linespoints title '%s%s%ld%s'", sep,
+			g_outdir, j++, g_policy_name[g_res[i].policy], g_res[i].quantum_ns ? " " : "",
+			g_res[i].quantum_ns / 1000, g_res[i].quantum_ns ? " us" : "");
+		sep = ", \\\n     ";
+	}
+	fprintf(gp, "\n");
+	fclose(gp);
+	if (!have_program("gnuplot")) {
+		printf("plot: gnuplot not found, skipped (script %s)\n", path);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "gnuplot '%s' 2>/dev/null", path);
+	if (system(cmd) == 0)
+		printf("plot: %s/preempt.svg\n", g_outdir);
+	else
+		printf("plot: gnuplot failed (script %s)\n", path);
+}
+
+static const struct result *find(enum policy p, long q, double load)
+{
+	for (int i = 0; i < g_nres; i++)
+		if (g_res[i].policy == p && g_res[i].quantum_ns == q && g_res[i].load == load)
+			return &g_res[i];
+	return NULL;
+}
+
+static void summary(void)
+{
+	const struct result *rtc = find(P_RTC, 0, 0.7), *u = find(P_UINTR, 10000, 0.7),
+			    *up = find(P_UINTR_POLL, 10000, 0.7), *s = find(P_SIGNAL, 10000, 0.7);
+	const struct result *best = u && up ? (u->short_p999 < up->short_p999 ? u : up) : u ? u : up;
+
+	printf("\nSummary (targets of issue 13, this run):\n");
+	if (rtc && best)
+		printf("  load 0.7, 10 us: short p99.9 %s %.1f us vs rtc %.1f us: %.3f of rtc "
+		       "(target <= 0.1) %s\n",
+		       g_policy_name[best->policy], best->short_p999 / 1000, rtc->short_p999 / 1000,
+		       best->short_p999 / rtc->short_p999,
+		       best->short_p999 <= rtc->short_p999 / 10 ? "met" : "NOT met");
+	if (u && s)
+		printf("  preemption cost at 10 us: uintr-timer %.0f ns, signal-timer %.0f ns "
+		       "(target uintr <= signal) %s\n",
+		       u->cost_ns, s->cost_ns, u->cost_ns <= s->cost_ns ? "met" : "NOT met");
+	if (up)
+		printf("  preemption cost at 10 us, polling receiver: %.0f ns (target <= 300) %s\n",
+		       up->cost_ns, up->cost_ns <= 300 ? "met" : "NOT met");
+	if (up && rtc)
+		printf("  capacity at 10 us, polling receiver: %.3f of rtc's (target >= 0.95) %s\n",
+		       up->capacity_rps / rtc->capacity_rps,
+		       up->capacity_rps >= 0.95 * rtc->capacity_rps ? "met" : "NOT met");
+}
+
+int main(int argc, char **argv)
+{
+	static struct run run;
+	const long *quanta = g_quanta_all;
+	size_t nquanta = 4, nreq_max;
+	double capacity_rps = 0, rtc_ns = 0;
+	char cpu[256] = "unknown", line[512];
+	FILE *ci;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "qn:o:h")) != -1) {
+		switch (opt) {
+		case 'q':
+			g_quiet = 1;
+			g_nreq = 20000;
+			quanta = g_quanta_quick;
+			nquanta = 2;
+			break;
+		case 'n':
+			g_nreq = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'o':
+			g_outdir = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	nreq_max = RING_SIZE; /* the ring never wraps */
+	if (g_nreq < 1000 || g_nreq > nreq_max) {
+		fprintf(stderr, "-n: 1000..%zu\n", nreq_max);
+		return 2;
+	}
+	if (mkdir_p(g_outdir) != 0) {
+		fprintf(stderr, "%s: %s\n", g_outdir, strerror(errno));
+		return 1;
+	}
+	ci = fopen("/proc/cpuinfo", "r");
+	while (ci && fgets(line, sizeof(line), ci))
+		if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+			snprintf(cpu, sizeof(cpu), "%s", strchr(line, ':') + 2);
+			cpu[strcspn(cpu, "\n")] = '\0';
+			break;
+		}
+	if (ci)
+		fclose(ci);
+	timer_init();
+	calibrate();
+	g_signo = SIGRTMIN + 3;
+	{
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = signal_handler;
+		sa.sa_flags = SA_SIGINFO | SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		sigaction(g_signo, &sa, NULL);
+	}
+	g_stacks = mmap(NULL, (size_t)MAX_LIVE * STACK_SIZE, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	run.reqs = calloc(g_nreq, sizeof(*run.reqs));
+	if (g_stacks == MAP_FAILED || !run.reqs) {
+		perror("memory");
+		return 1;
+	}
+	run.n = g_nreq;
+	printf("uintr-preempt: %u requests per run, 99.5%% of %.0f us and 0.5%% of %.0f us; "
+	       "one worker, one load generator; %s\n",
+	       g_nreq, SHORT_NS / 1000, LONG_NS / 1000, cpu);
+	printf("%-18s %6s %4s %10s %10s %10s %10s %10s %9s %9s %9s\n", "policy", "q_us", "load",
+	       "short_p50", "short_p99", "short_p999", "long_p99", "tput_rps", "preempts", "cost_ns",
+	       "capacity");
+
+	for (int p = 0; p < P_COUNT; p++) {
+		size_t nq = (p == P_RTC || p == P_RTC_POLL) ? 1 : nquanta;
+
+		for (size_t qi = 0; qi < nq; qi++) {
+			long q = (p == P_RTC || p == P_RTC_POLL) ? 0 : quanta[qi];
+			double cost, cap, t_ns;
+
+			/* closed loop: capacity and cost per preemption */
+			run.policy = (enum policy)p;
+			run.quantum_ns = q ? q : 1000000;
+			run.load = 0;
+			make_requests(run.reqs, run.n, 0);
+			if (do_run(&run) != 0) {
+				printf("%-18s %6ld: %s\n", g_policy_name[p], q / 1000, run.err);
+				continue;
+			}
+			t_ns = ticks_to_ns(run.elapsed_ticks);
+			cap = run.n / (t_ns * 1e-9);
+			if (p == P_RTC) {
+				rtc_ns = t_ns;
+				capacity_rps = cap;
+			}
+			cost = run.preemptions ? (t_ns - rtc_ns) / (double)run.preemptions : 0;
+			for (size_t li = 0; li < sizeof(g_loads) / sizeof(g_loads[0]); li++) {
+				struct result *r;
+
+				if (g_nres >= MAX_RESULTS)
+					break;
+				run.load = g_loads[li];
+				make_requests(run.reqs, run.n, g_loads[li] * capacity_rps * 1e-9);
+				if (do_run(&run) != 0) {
+					printf("%-18s %6ld %4.1f: %s\n", g_policy_name[p], q / 1000,
+					       g_loads[li], run.err);
+					continue;
+				}
+				r = &g_res[g_nres++];
+				r->policy = (enum policy)p;
+				r->quantum_ns = q;
+				r->load = g_loads[li];
+				latencies(&run, r);
+				r->cost_ns = cost;
+				r->capacity_rps = cap;
+				printf("%-18s %6ld %4.1f %10.0f %10.0f %10.0f %10.0f %10.0f %9llu %9.0f %9.0f\n",
+				       g_policy_name[p], q / 1000, r->load, r->short_p50, r->short_p99,
+				       r->short_p999, r->long_p99, r->throughput,
+				       (unsigned long long)r->preemptions, cost, cap);
+				fflush(stdout);
+			}
+		}
+	}
+	printf("(latencies in ns, arrival to completion; cost_ns = closed-loop time lost per "
+	       "preemption; capacity = closed-loop requests/s)\n");
+	summary();
+	write_json(cpu, capacity_rps);
+	plot(cpu);
+	return 0;
+}
