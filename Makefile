@@ -135,7 +135,7 @@ $(B)/examples/muintr/%: examples/muintr/%.c
 endif
 all: $(EXAMPLE_BIN)
 
-check: $(STATIC) $(TOOLS) $(TEST_BIN) $(COMPAT_LIBS) $(COMPAT_TESTS) $(EXAMPLE_BIN)
+check: $(STATIC) $(TOOLS) $(BENCH) $(TEST_BIN) $(COMPAT_LIBS) $(COMPAT_TESTS) $(EXAMPLE_BIN)
 	@RUNNER="$(RUNNER)" TEST_LOGDIR=$(B)/test-logs \
 		UINTR_COMPAT_LIB=$(abspath $(COMPAT_SO)) test/run-tests.sh $(TEST_BIN) $(COMPAT_TESTS) \
 		$(EXAMPLE_BIN)

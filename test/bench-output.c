@@ -1,0 +1,93 @@
+/*
+ * `make bench` says what it found (issue 18 item 5): a short run of
+ * uintr-bench (two rows, 200 round trips) must print the ratio's
+ * direction in its header, a table row per mechanism with its ratio, a
+ * closing summary that names the winner, and write results.json with the
+ * same "ratio_direction".  The figures themselves are not checked (a
+ * benchmark's numbers are not a test's verdict), only that the report a
+ * reader gets is there and consistent.  Skips (77) in sanitizer builds:
+ * the plain build checks the same program.
+ */
+#include <libgen.h>
+
+#include "helpers.h"
+
+#define DIRECTION "libuintr / baseline (below 1: libuintr faster, above 1: slower)"
+
+static char *slurp(FILE *f, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0, k;
+	char *buf = malloc(cap);
+
+	CHECK(buf != NULL);
+	while ((k = fread(buf + n, 1, cap - 1 - n, f)) > 0) {
+		n += k;
+		if (n == cap - 1) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			CHECK(buf != NULL);
+		}
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+static int has_line_starting(const char *text, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, prefix, n))
+			return 1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char self[512], cmd[2048], dir[] = "/tmp/uintr-bench-output-XXXXXX", path[600];
+	const char *runner = getenv("UINTR_TEST_RUNNER");
+	const char *summary;
+	char *out, *json;
+	size_t len;
+	FILE *f;
+
+	(void)argc;
+#if defined(__SANITIZE_ADDRESS__) || T_TSAN
+	printf("skip: checked in the plain build\n");
+	return T_SKIP;
+#endif
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(self, sizeof(self), "%s", argv[0]);
+	snprintf(cmd, sizeof(cmd), "%s %s/../bench/uintr-bench -q -n 200 -m cacheline,uintr-poll -o %s",
+		 runner ? runner : "", dirname(self), dir);
+	f = popen(cmd, "r");
+	CHECK(f != NULL);
+	out = slurp(f, &len);
+	CHECK_EQ(pclose(f), 0);
+
+	CHECK(strstr(out, "ratio = " DIRECTION) != NULL);
+	CHECK(has_line_starting(out, "cacheline "));
+	CHECK(has_line_starting(out, "uintr-poll "));
+	summary = strstr(out, "\nSummary (one-way p50; " DIRECTION "):\n");
+	CHECK(summary != NULL);
+	summary = strstr(summary, "uintr-poll ");
+	CHECK(summary != NULL);
+	CHECK(strstr(summary, "vs cacheline") != NULL);
+	CHECK(strstr(summary, "x faster") || strstr(summary, "x slower") || strstr(summary, "tie"));
+
+	snprintf(path, sizeof(path), "%s/results.json", dir);
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	json = slurp(f, &len);
+	fclose(f);
+	CHECK(strstr(json, "\"ratio_direction\": \"" DIRECTION "\"") != NULL);
+	CHECK(strstr(json, "\"cacheline\"") != NULL);
+	CHECK(strstr(json, "\"uintr-poll\"") != NULL);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+	free(out);
+	free(json);
+	return T_PASS;
+}
