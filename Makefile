@@ -127,6 +127,40 @@ EXAMPLE_BIN = $(EXAMPLES:%=$(B)/examples/%)
 $(B)/examples/%: examples/%.c $(STATIC) include/uintr.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) $< -o $@ $(STATIC) $(LDLIBS)
+# The event-loop library examples (name:pkg-config module:header:library:
+# Debian package).  Each is built with its library when a program including
+# the header and linking the library builds with $(CC) (pkg-config's flags,
+# or the library's plain -l when pkg-config does not know it); otherwise it
+# is replaced by a program that says why and exits 77, which make check
+# reports as skipped.  The probe runs with the target compiler, so a cross
+# build without the library's target package skips too.
+EXT_EXAMPLES = libuv-loop:libuv:uv.h:-luv:libuv1-dev \
+	libevent-loop:libevent:event2/event.h:-levent:libevent-dev \
+	uring-loop:liburing:liburing.h:-luring:liburing-dev
+ext_field = $(word $(2),$(subst :, ,$(1)))
+ext_flags = $(or $(shell pkg-config --cflags --libs $(1) 2>/dev/null),$(2))
+ext_found = $(shell printf '\043include <%s>\nint main(void) { return 0; }\n' '$(2)' | \
+	$(CC) -x c - -o /dev/null $(3) >/dev/null 2>&1 && echo yes)
+define ext_example
+EXT_FLAGS_$(1) := $$(call ext_flags,$(2),$(4))
+EXT_OK_$(1) := $$(call ext_found,$(2),$(3),$$(EXT_FLAGS_$(1)))
+ifeq ($$(EXT_OK_$(1)),yes)
+$(B)/examples/$(1): examples/$(1).c $$(STATIC) include/uintr.h
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) $$(XCFLAGS) $$< -o $$@ $$(STATIC) $$(EXT_FLAGS_$(1)) $$(LDLIBS)
+else
+$(B)/examples/$(1): Makefile
+	@mkdir -p $$(dir $$@)
+	@echo "examples/$(1).c: $(2) not found, building a stub that exits 77"
+	printf '\043include <stdio.h>\nint main(void) { puts("skipped: $(2) not installed (apt-get install $(5))"); return 77; }\n' > $$@.c
+	$$(CC) $$(CFLAGS) $$@.c -o $$@ $$(LDLIBS)
+endif
+endef
+$(foreach x,$(EXT_EXAMPLES),$(eval $(call ext_example,$(call ext_field,$(x),1),$(call ext_field,$(x),2),$(call ext_field,$(x),3),$(call ext_field,$(x),4),$(call ext_field,$(x),5))))
+EXT_NAMES = $(foreach x,$(EXT_EXAMPLES),$(call ext_field,$(x),1))
+rparen := )
+EXT_BUILT = $(foreach e,$(EXT_NAMES),$(if $(EXT_OK_$(e)),$(e)))
+
 ifneq ($(COMPAT_SO),)
 EXAMPLE_BIN += $(patsubst %.c,$(B)/%,$(wildcard examples/muintr/*.c))
 $(B)/examples/muintr/%: examples/muintr/%.c
@@ -231,11 +265,16 @@ check-install:
 	@set -e; pc="$(CURDIR)/$(B)/stage/usr/local/lib/pkgconfig"; \
 	root="$(CURDIR)/$(B)/stage"; mkdir -p $(B)/examples-installed; \
 	for e in $(EXAMPLES); do \
-		flags=$$(PKG_CONFIG_PATH=$$pc PKG_CONFIG_SYSROOT_DIR=$$root pkg-config --cflags --libs uintr); \
+		case " $(EXT_NAMES) " in *" $$e "*) case " $(EXT_BUILT) " in *" $$e "*) ;; \
+			*) echo "  $$e: skipped (its library is not installed)"; continue;; esac;; esac; \
+		case $$e in $(foreach e,$(EXT_BUILT),$(e)$(rparen) extra='$(EXT_FLAGS_$(e))';;) *) extra=;; esac; \
+		flags="$$(PKG_CONFIG_PATH=$$pc PKG_CONFIG_SYSROOT_DIR=$$root pkg-config --cflags --libs uintr) $$extra"; \
 		echo "cc examples/$$e.c $$flags"; \
 		$(CC) -O2 -Wall -Wextra -Werror examples/$$e.c -o $(B)/examples-installed/$$e $$flags \
 			-Wl,-rpath,$$root/usr/local/lib; \
-		timeout 60 $(B)/examples-installed/$$e >/dev/null; echo "  $$e: ok"; \
+		rc=0; timeout 60 $(B)/examples-installed/$$e >$(B)/examples-installed/$$e.out || rc=$$?; \
+		if [ $$rc -eq 77 ]; then echo "  $$e: $$(tail -n 1 $(B)/examples-installed/$$e.out)"; \
+		elif [ $$rc -ne 0 ]; then echo "  $$e: exit $$rc"; exit 1; else echo "  $$e: ok"; fi; \
 	done
 	@set -e; cd $(B)/stage/usr/local/share/man; for m in man7/*.7 man3/*.3 man1/*.1; do \
 		out=$$(MANWIDTH=80 man --warnings -l $$m 2>&1 >/dev/null); \
