@@ -18,7 +18,7 @@ RUNNER  ?=
 B       ?= build
 
 LIB_SRC  = src/receiver.c src/vector_fd.c src/sender.c src/delivery.c src/wait.c src/loop.c src/sys.c \
-	   src/timer.c src/env.c src/later.c
+	   src/timer.c src/env.c src/later.c src/safepoint.c
 LIB_HDR  = include/uintr.h src/uintr-int.h $(wildcard src/arch/*.h src/arch/*/arch.h)
 PIC_OBJ  = $(LIB_SRC:src/%.c=$(B)/pic/%.o)
 STA_OBJ  = $(LIB_SRC:src/%.c=$(B)/static/%.o)

@@ -154,6 +154,29 @@ int uintr_loop_fd(unsigned int flags);
 int uintr_loop_drain(unsigned int flags);
 
 /*
+ * libuintr extension: safepoints (uintr_set_safepoints(3)).
+ *
+ * Code compiled with libuintr's GCC plugin checks, at every loop back-edge
+ * and function entry, `if (*uintr_safepoint_word != 0) uintr_safepoint();`.
+ * The word is 0 for every thread that is not an instrumented receiver; for
+ * one that is (uintr_set_safepoints(deadline_ns, 0), deadline_ns > 0) it
+ * is nonzero while an interrupt is posted and not yet recognized, and
+ * senders post without signalling it: uintr_safepoint() recognizes and
+ * delivers as uintr_poll() does.  An interrupt still unrecognized after
+ * about deadline_ns (the receiver runs uninstrumented code) is delivered
+ * by the notification signal, exactly once.  UINTR_SAFEPOINT_DEFAULT:
+ * UINTR_SAFEPOINT_DEADLINE_NS from the environment, or 20000 ns.
+ * uintr_set_safepoints(0, 0) leaves the state and delivers what was
+ * posted meanwhile.  EOPNOTSUPP: not a receiver; EINVAL: flags; EBUSY: the
+ * receiver is in the event-loop state (uintr_loop_fd).
+ */
+extern __thread __attribute__((tls_model("initial-exec")))
+const volatile unsigned long long *uintr_safepoint_word;
+#define UINTR_SAFEPOINT_DEFAULT (~0ull)
+void uintr_safepoint(void);
+int uintr_set_safepoints(unsigned long long deadline_ns, unsigned int flags);
+
+/*
  * Intel's later ABI (the uintr-linux-kernel branch; uintr(7), "The two
  * ABIs"): its syscalls under names that cannot be confused with the RFC's.
  * One process-wide consequence: the first sender registration decides

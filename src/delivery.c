@@ -24,8 +24,15 @@
  * the shared page) is dropped here rather than reaching the handler. */
 static uint64_t uintr__recognize(struct uintr__receiver *r)
 {
-	uint64_t pending = atomic_exchange(&r->upid->pir, 0) & atomic_load(&r->vector_mask);
+	uint64_t taken = atomic_exchange(&r->upid->pir, 0);
+	uint64_t pending = taken & atomic_load(&r->vector_mask);
 
+	/* The watchdog of the instrumented state notifies only posts that
+	 * no recognition took since it last looked (safepoint.c).  Only
+	 * this thread writes the count; a nested handler's increment that
+	 * this store overwrites still leaves it changed. */
+	if (taken)
+		uintr__count_delivery(&r->recognized);
 	if (pending)
 		atomic_fetch_or(&r->info->uirr, pending);
 	return pending;

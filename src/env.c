@@ -128,6 +128,35 @@ int uintr__env_wait_spin(const char *value, uint64_t *ns, char *why, size_t len)
 	return 0;
 }
 
+/* UINTR_SAFEPOINT_DEADLINE_NS: the fallback deadline of the instrumented
+ * state (safepoint.c) for uintr_set_safepoints(UINTR_SAFEPOINT_DEFAULT, 0).
+ * 0 is no deadline (it would mean "leave the state"); above 10 s a typo. */
+int uintr__env_safepoint_deadline(const char *value, uint64_t *ns, char *why, size_t len)
+{
+	unsigned long long v;
+	char *end;
+
+	*ns = UINTR__DEFAULT_SAFEPOINT_DEADLINE_NS;
+	if (!value || !*value)
+		return 0;
+	errno = 0;
+	v = strtoull(value, &end, 10);
+	if (*value < '0' || *value > '9' || *end != '\0') {
+		snprintf(why, len, "not a decimal number of nanoseconds");
+		return -1;
+	}
+	if (v == 0) {
+		snprintf(why, len, "0 is not a deadline");
+		return -1;
+	}
+	if (errno == ERANGE || v > UINTR__ENV_WAIT_SPIN_MAX) {
+		snprintf(why, len, "more than %llu ns (10 s)", UINTR__ENV_WAIT_SPIN_MAX);
+		return -1;
+	}
+	*ns = v;
+	return 0;
+}
+
 int uintr__env_debug(const char *value, int *on, char *why, size_t len)
 {
 	*on = 0;

@@ -102,6 +102,12 @@ UINTR__EXPORT int uintr_loop_fd(unsigned int flags)
 		uintr__leave();
 		return uintr__fail(EOPNOTSUPP);
 	}
+	/* The drain sets and clears SN, which the instrumented state keeps
+	 * set (safepoint.c): one or the other. */
+	if (r->safepoints) {
+		uintr__leave();
+		return uintr__fail(EBUSY);
+	}
 	fd = fcntl(r->loop_efd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0) {
 		int err = errno == EMFILE || errno == ENFILE ? errno : ENOMEM;

@@ -72,6 +72,8 @@ void uintr__receiver_free(struct uintr__receiver *r)
 		close(r->info_memfd);
 	if (r->loop_efd >= 0)
 		close(r->loop_efd);
+	if (r->sp_pidfd >= 0)
+		close(r->sp_pidfd);
 	munmap(r, sizeof(*r));
 }
 
@@ -97,7 +99,7 @@ static struct uintr__receiver *uintr__receiver_new(uintr_handler_t handler)
 
 	if (r == MAP_FAILED)
 		return NULL;
-	r->upid_memfd = r->info_memfd = r->loop_efd = -1;
+	r->upid_memfd = r->info_memfd = r->loop_efd = r->sp_pidfd = -1;
 	r->handler = handler;
 	r->stack_adjust = UINTR__DEFAULT_STACK_ADJUST;
 	r->wait_spin_ns = uintr__default_wait_spin();
@@ -204,6 +206,10 @@ static void uintr__receiver_detach(struct uintr__receiver *r)
 {
 	struct uintr__receiver **pp;
 
+	/* Instrumented code must not load the UPID any more: it is unmapped
+	 * below or by the outermost uintr__leave(). */
+	if (uintr__self.receiver == r)
+		uintr_safepoint_word = &uintr__safepoint_zero;
 	atomic_fetch_or(&r->upid->status, UINTR__UPID_SN | UINTR__UPID_DEAD);
 	atomic_store(&r->info->active, 0);
 	uintr__timers_receiver_gone(r);
@@ -214,6 +220,7 @@ static void uintr__receiver_detach(struct uintr__receiver *r)
 	 * watcher may release the last of them and unmap it. */
 	if (uintr__vector_orphan_ends(r))
 		r->info_kept = 1;
+	uintr__safepoints_gone(r);
 	for (pp = &uintr__receivers; *pp; pp = &(*pp)->next) {
 		if (*pp == r) {
 			*pp = r->next;

@@ -111,6 +111,15 @@ static inline int uintr__post_rmw(struct uintr__upid *upid, unsigned int vector,
 	return 1;
 }
 
+/* The watchdog's notification of an instrumented receiver whose posts
+ * found SN set and were not recognized by a safepoint in time
+ * (safepoint.c): the same signal a post to a running receiver sends.
+ * ON is left alone: with SN set no post looks at it. */
+int uintr__notify_deferred(const struct uintr__target *t)
+{
+	return uintr__notify_running(t);
+}
+
 /* The post for interrupt sources inside the receiver's process that run
  * on the receiver thread itself (timer.c): the same RMW; 1 when a
  * notification of the running receiver is due, which the caller, being

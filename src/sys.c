@@ -280,6 +280,7 @@ static void uintr__fork_child(void)
 	atomic_store(&uintr__self.busy, 0);
 	uintr__self.uitt = NULL;
 	uintr__sender_fork_child();
+	uintr__safepoint_fork_child();
 	atomic_store(&uintr__self.uif, 0);
 	pthread_mutex_init(&uintr__mutex, NULL);
 	pthread_mutex_unlock(&uintr__mutex);

@@ -10,6 +10,8 @@
  *   later.c      the later ABI (Intel's uintr-linux-kernel branch, 3) onto the above
  *   timer.c      timer vectors: timers that post a vector of a receiver (ext.)
  *   loop.c       the event-loop state: uintr_loop_fd, uintr_loop_drain (libuintr's)
+ *   safepoint.c  the instrumented state: uintr_set_safepoints, uintr_safepoint,
+ *                the watchdog that notifies what a safepoint did not see (libuintr's)
  *   sys.c        the few syscalls, fault raising (SIGILL/SIGSEGV), fork handling
  *   arch/<arch>  what differs per architecture (frame, flags, cpu_relax)
  *
@@ -140,6 +142,21 @@ struct uintr__receiver {
 				       * to senders in every uintr_fd header */
 	int loop;                     /* in the event-loop state: NV 0xEA when idle */
 	int info_kept;                /* info page now owned by orphaned ends */
+	/* The instrumented state (safepoint.c).  `safepoints`, `sp_deadline_ns`,
+	 * `sp_pidfd` and the wd_* fields are under uintr__lock (the watchdog
+	 * reads them); `sp_fallback` is safepoints && !polling, read by the
+	 * watchdog without the lock. */
+	int safepoints;
+	_Atomic int sp_fallback;
+	uint64_t sp_deadline_ns;
+	int sp_pidfd;                 /* the watchdog's pidfd of this thread, or -1 */
+	uint64_t wd_since;            /* watchdog: PIR seen nonzero since (ns), 0: not */
+	uint64_t wd_seq;              /* `recognized` when wd_since was taken */
+	uint32_t wd_epoch;            /* EPOCH when the watchdog notified */
+	int wd_sent;                  /* a notification of the watchdog is on its way */
+	/* Recognitions that took a nonzero PIR (uintr__recognize): written by
+	 * the receiver thread only, read by the watchdog. */
+	_Atomic uint64_t recognized;
 	/* Binary compatibility (src/compat): deliver by rewriting the
 	 * interrupted context, as the CPU does, instead of calling handler. */
 	void (*deliver_context)(struct uintr__receiver *r, ucontext_t *uc);
@@ -268,6 +285,14 @@ void uintr__unlock(void);
 uint64_t uintr__default_wait_spin(void);
 int uintr__wait(struct uintr__receiver *r, int since_last, uint64_t timeout_ns, void *ip,
 		void *sp, struct uintr__frame_call *call);
+uint32_t uintr__set_status(struct uintr__upid *upid, uint32_t mask, uint32_t value);
+int uintr__poll_point(void *ip, void *sp);
+/* SN while running: kept set in uintr_set_polling(1) and in the
+ * instrumented state (senders post without notifying). */
+static inline uint32_t uintr__sn(const struct uintr__receiver *r)
+{
+	return r->polling || r->safepoints ? UINTR__UPID_SN : 0;
+}
 
 /* env.c: the environment (validated here, also for uintrstat) and the
  * messages on stderr. */
@@ -276,6 +301,8 @@ extern int uintr__debug; /* UINTR_DEBUG=1 */
 int uintr__env_signal(const char *value, int *signo, char *why, size_t len);
 int uintr__env_wait_spin(const char *value, uint64_t *ns, char *why, size_t len);
 int uintr__env_debug(const char *value, int *on, char *why, size_t len);
+#define UINTR__DEFAULT_SAFEPOINT_DEADLINE_NS 20000ull
+int uintr__env_safepoint_deadline(const char *value, uint64_t *ns, char *why, size_t len);
 void uintr__env_complain(_Atomic int *once, const char *name, const char *value, const char *why,
 			 const char *consequence);
 void uintr__debug_init(void);
@@ -313,6 +340,7 @@ int uintr__uitt_import(struct uintr__uitt *u, int fd);
 int uintr__is_uitt_fd(int fd);
 int uintr__sender_kind_claim(int kind);
 int uintr__post_self(struct uintr__upid *upid, unsigned int vector);
+int uintr__notify_deferred(const struct uintr__target *t);
 
 /* timer.c */
 void uintr__timers_fire(struct uintr__receiver *r);
@@ -329,6 +357,12 @@ static inline void uintr__timers_check(struct uintr__receiver *r)
 		uintr__timers_fire(r);
 }
 
+
+/* safepoint.c */
+extern const unsigned long long uintr__safepoint_zero;
+void uintr__safepoints_gone(struct uintr__receiver *r);
+void uintr__safepoint_fork_child(void);
+uint64_t uintr__default_safepoint_deadline(void);
 
 /* loop.c */
 int uintr__loop_efd_check(int fd);

@@ -80,7 +80,7 @@ static int uintr__wait_is_over(struct uintr__receiver *r, uint64_t mark)
 /* Set the status bits in `mask` to `value`, atomically; returns the new
  * word.  The word of a receiver that is gone (a handler nested in our
  * caller unregistered it) keeps SN set for good: left alone. */
-static uint32_t uintr__set_status(struct uintr__upid *upid, uint32_t mask, uint32_t value)
+uint32_t uintr__set_status(struct uintr__upid *upid, uint32_t mask, uint32_t value)
 {
 	uint32_t s = atomic_load(&upid->status), n;
 
@@ -92,11 +92,6 @@ static uint32_t uintr__set_status(struct uintr__upid *upid, uint32_t mask, uint3
 	return n;
 }
 
-static uint32_t uintr__sn(const struct uintr__receiver *r)
-{
-	return r->polling ? UINTR__UPID_SN : 0;
-}
-
 /* The poll phase: SN = 1, watch PIR, until `end` (or the caller's
  * deadline, if earlier).  True if something arrived. */
 static int uintr__spin_for_post(struct uintr__receiver *r, uint64_t mark, uint64_t end)
@@ -106,7 +101,7 @@ static int uintr__spin_for_post(struct uintr__receiver *r, uint64_t mark, uint64
 
 	if (!r->wait_spin_ns)
 		return 0;
-	if (!r->polling)
+	if (!uintr__sn(r))
 		uintr__set_status(r->upid, UINTR__UPID_SN, UINTR__UPID_SN);
 	deadline = uintr__now_ns() + r->wait_spin_ns;
 	if (end && end < deadline)
@@ -116,7 +111,7 @@ static int uintr__spin_for_post(struct uintr__receiver *r, uint64_t mark, uint64
 		if ((++i & 63) == 0 && uintr__now_ns() >= deadline)
 			break;
 	}
-	if (!r->polling)
+	if (!uintr__sn(r))
 		uintr__set_status(r->upid, UINTR__UPID_SN, 0);
 	return uintr__wait_is_over(r, mark);
 }
@@ -256,7 +251,10 @@ UINTR__EXPORT int uintr_wait_since_last(unsigned int flags)
 	return uintr__wait_call(flags, 1, __builtin_return_address(0), __builtin_frame_address(0));
 }
 
-UINTR__EXPORT int uintr_poll(void)
+/* A poll point (uintr_poll, uintr_safepoint): recognize what was posted
+ * and deliver it if UIF = 1; ip and sp describe the caller's call.
+ * -1 when the caller is not a receiver. */
+int uintr__poll_point(void *ip, void *sp)
 {
 	struct uintr__receiver *r = uintr__enter();
 	struct uintr__frame_call call = {0};
@@ -264,18 +262,24 @@ UINTR__EXPORT int uintr_poll(void)
 
 	if (!r) {
 		uintr__leave();
-		return uintr__fail(EOPNOTSUPP);
+		return -1;
 	}
 	uintr__timers_check(r);
 	if (uintr__anything_posted(r)) {
 		uintr__process_notification(r);
 		if (atomic_load(&uintr__self.uif))
-			delivered = (int)uintr__deliver_here(__builtin_return_address(0),
-							     __builtin_frame_address(0), &call);
+			delivered = (int)uintr__deliver_here(ip, sp, &call);
 	}
 	uintr__leave();
 	uintr__frame_call_run(&call);
 	return delivered;
+}
+
+UINTR__EXPORT int uintr_poll(void)
+{
+	int delivered = uintr__poll_point(__builtin_return_address(0), __builtin_frame_address(0));
+
+	return delivered < 0 ? uintr__fail(EOPNOTSUPP) : delivered;
 }
 
 UINTR__EXPORT int uintr_set_polling(int on)
