@@ -159,11 +159,11 @@ static void *uintr__watchdog(void *arg)
 		uint64_t now = uintr__mono_ns(), period = UINT64_MAX;
 		uint32_t kick;
 
-		uintr__lock();
+		uintr__lock_unmasked();
 		kick = atomic_load(&uintr__wd_kick);
 		if (!uintr__sp_receivers) {
 			uintr__wd_running = 0;
-			uintr__unlock();
+			uintr__unlock_unmasked();
 			return NULL;
 		}
 		for (r = uintr__receivers; r; r = r->next)
@@ -174,11 +174,10 @@ static void *uintr__watchdog(void *arg)
 		for (r = uintr__receivers; r; r = r->next)
 			if (r->safepoints)
 				uintr__watch_one(r, now, period);
-		uintr__unlock();
+		uintr__unlock_unmasked();
 		/* Periodic scans, each `period` after the last; a kick (the
 		 * futex word changed) makes the next one at once. */
 		next = next && next + period > now ? next + period : now + period;
-		now = uintr__mono_ns();
 		if (next > now && uintr__futex_wait(&uintr__wd_kick, kick, next - now) == 0)
 			next = 0;
 	}

@@ -279,6 +279,8 @@ void uintr__set_signal_blocked(int blocked);
 void uintr__restore_signal(const sigset_t *old);
 void uintr__lock(void);
 void uintr__unlock(void);
+void uintr__lock_unmasked(void);
+void uintr__unlock_unmasked(void);
 
 /* wait.c */
 #define UINTR__DEFAULT_WAIT_SPIN_NS 30000ull
