@@ -46,7 +46,9 @@
  *   NVEC=2|3       vectors (default 2)
  *   MAXNEST=1|2    nesting depth of the library's signal handler (default 1)
  *   ACTS=mask      receiver calls: 1 stui/clui, 2 poll, 4 set_polling,
- *                  8 wait, 16 unregister/exit (default 31: all)
+ *                  8 wait, 16 unregister/exit (default 31: all), 32 the
+ *                  event-loop calls (LOOP), 64 uintr_set_safepoints and
+ *                  safepoints (SAFEPOINT)
  *   WAIT_SPIN=0|1|2  r->wait_spin_ns zero, non-zero, or changed at will (2)
  *   SPIN_ITERS=n   polls of uintr__spin_for_post before its deadline (1)
  *   OLD            the code of da70323: no `blocking`, no wait_mark event
@@ -90,6 +92,20 @@
  *                  sender's CAS sets ON after the drain consumed its write
  *   OLD_LOOP_ARM   (with LOOP) a drain that clears SN without looking at PIR
  *                  again: a post made while it delivered is left behind
+ *   SAFEPOINT      the instrumented state (src/safepoint.c, issue 14): the
+ *                  receiver may enter and leave it (uintr_set_safepoints,
+ *                  ACTS bit 64: SN kept set, r->sp_fallback) and take its
+ *                  posts at a safepoint (uintr_safepoint = uintr_poll's
+ *                  body); the Watchdog process scans PIR, r->recognized and
+ *                  the status word and sends the notification signal for a
+ *                  post still unrecognized at its next scan.  Checks: no
+ *                  duplicate delivery (DCOUNT), and at the quiescent point a
+ *                  receiver still instrumented that runs code without a
+ *                  safepoint gets everything through the signal (else it
+ *                  blocks there: an invalid end state)
+ *   OLD_SP_LEAVE   (with SAFEPOINT) leaving the state without the poll that
+ *                  uintr_set_safepoints(0, 0) makes: a post left in PIR
+ *                  with SN clear
  */
 
 #ifndef NS
@@ -268,12 +284,26 @@ bit  stale[NS];           /* ghost of the EPOCH field: stale[i] is set when the
                            * notification handler has run (bumped EPOCH) since
                            * sender i loaded the status word (an unbounded
                            * epoch: the 13-bit field's wrap is not modelled) */
-#if NS == 3
-#define BUMP_EPOCH stale[0] = 1; stale[1] = 1; stale[2] = 1
-#elif NS == 2
-#define BUMP_EPOCH stale[0] = 1; stale[1] = 1
+#ifdef SAFEPOINT
+bit  spfb = 0;            /* r->sp_fallback: instrumented and not polling */
+bit  wrec = 0;            /* ghost of r->recognized: a recognition took a nonzero
+                           * PIR since the watchdog's last load of the count */
+bit  wstale = 1;          /* ghost of the EPOCH the watchdog recorded: the
+                           * handler ran since its status load */
+#define WD_EPOCH ; wstale = 1
+#define WD_REC wrec = 1;
+#define SPST spst         /* r->safepoints (a local of Receiver) */
 #else
-#define BUMP_EPOCH stale[0] = 1
+#define WD_EPOCH
+#define WD_REC
+#define SPST 0
+#endif
+#if NS == 3
+#define BUMP_EPOCH stale[0] = 1; stale[1] = 1; stale[2] = 1 WD_EPOCH
+#elif NS == 2
+#define BUMP_EPOCH stale[0] = 1; stale[1] = 1 WD_EPOCH
+#else
+#define BUMP_EPOCH stale[0] = 1 WD_EPOCH
 #endif
 
 /* A post is made (PIR bit set, by this post or an earlier one). */
@@ -477,8 +507,10 @@ inline recognize(LV, LAST)
 	if
 	:: atomic { pir == 0 -> if :: LAST -> UNHOLD(LV) :: else -> skip fi }
 	:: atomic { pir != 0 -> pend = pir; pir = 0 }
-		/* uintr__process_notification: if (pending) atomic_fetch_or(&r->info->uirr, pending) */
-		atomic { uirr = uirr | pend; pend = 0; if :: LAST -> UNHOLD(LV) :: else -> skip fi }
+		/* uintr__recognize: if (taken) uintr__count_delivery(&r->recognized) (SAFEPOINT:
+		 *   the ghost wrec, folded into the next step: only the watchdog reads it)
+		 * uintr__process_notification: if (pending) atomic_fetch_or(&r->info->uirr, pending) */
+		atomic { WD_REC uirr = uirr | pend; pend = 0; if :: LAST -> UNHOLD(LV) :: else -> skip fi }
 	fi
 }
 
@@ -565,6 +597,11 @@ inline unregister_handler()
 	sigblocked = 1;
 	/* uintr__receiver_detach: atomic_fetch_or(&r->upid->status, UINTR__UPID_SN | UINTR__UPID_DEAD) */
 	atomic { status = status | SN | DEAD; unreg = 1 }
+#ifdef SAFEPOINT
+	/* uintr__receiver_detach: uintr__safepoints_gone(r) (under uintr__lock):
+	 *   atomic_store(&r->sp_fallback, 0) */
+	spfb = 0;
+#endif
 	/* uintr__receiver_detach: atomic_store(&r->info->active, 0) */
 	ractive = 0;
 	/* uintr__receiver_detach: atomic_store(&r->info->uirr, 0)  -- recognized interrupts discarded */
@@ -747,9 +784,9 @@ inline spin_for_post()
 #ifdef OLD
 		:: polling == 0 -> atomic { status = status | SN; ARMED(1) }
 #else
-		:: polling == 0 -> set_status(SN, SN, 1, 0)
+		:: polling == 0 && SPST == 0 -> set_status(SN, SN, 1, 0)
 #endif
-		:: atomic { polling != 0 -> ARMED(1) }
+		:: atomic { (polling != 0 || SPST != 0) -> ARMED(1) }
 		fi;
 		/* uintr__spin_for_post: while (!uintr__wait_is_over(r)) { cpu_relax; deadline }
 		 * uintr__wait_is_over: uintr__anything_posted(r) || uintr__delivered_since_wait(r)
@@ -783,9 +820,9 @@ inline spin_for_post()
 #ifdef OLD
 		:: polling == 0 -> status = status & ~SN
 #else
-		:: polling == 0 -> set_status(SN, 0, 0, 0)
+		:: polling == 0 && SPST == 0 -> set_status(SN, 0, 0, 0)
 #endif
-		:: polling != 0
+		:: polling != 0 || SPST != 0
 		fi;
 		/* uintr__spin_for_post: return uintr__wait_is_over(r); */
 		if
@@ -844,7 +881,7 @@ inline block_until_notified()
 	/* uintr__block_until_notified: uintr__set_status(upid, NV_MASK | SN,
 	 *     uintr__nv_idle(r) | uintr__sn(r));  -- uintr__sn: r->polling ? SN : 0,
 	 *     uintr__nv_idle: r->loop ? NV(LOOP) : NV(RUNNING) */
-	set_status(NVB | NVL | SN, (polling -> SN : 0) | (loopst -> NVL : 0), 0, 0);
+	set_status(NVB | NVL | SN, ((polling || SPST) -> SN : 0) | (loopst -> NVL : 0), 0, 0);
 	s = 0;
 #ifndef OLD
 	/* uintr__block_until_notified: atomic_store(&uintr__self.blocking, 0); */
@@ -976,6 +1013,10 @@ inline uintr_set_polling_on()
 	:: atomic { reg != 0 -> HOLD(0) } ->
 		/* uintr_set_polling: r->polling = on != 0; */
 		polling = 1;
+#ifdef SAFEPOINT
+		/* uintr_set_polling: atomic_store(&r->sp_fallback, r->safepoints && !on) */
+		spfb = 0;
+#endif
 		/* uintr_set_polling: if (r->polling) uintr__set_status(r->upid, SN, SN); */
 		set_status(SN, SN, 0, 0);
 		RELEASE_R(0)
@@ -993,8 +1034,12 @@ inline uintr_set_polling_off()
 	:: atomic { reg != 0 -> HOLD(0) } ->
 		/* uintr_set_polling: r->polling = on != 0; */
 		polling = 0;
-		/* uintr_set_polling: else { uintr__set_status(r->upid, SN, 0); */
-		set_status(SN, 0, 0, 0);
+#ifdef SAFEPOINT
+		/* uintr_set_polling: atomic_store(&r->sp_fallback, r->safepoints && !on) */
+		spfb = SPST;
+#endif
+		/* uintr_set_polling: uintr__set_status(r->upid, SN, uintr__sn(r)); */
+		set_status(SN, (SPST -> SN : 0), 0, 0);
 		RELEASE_R(0)
 		/* uintr_set_polling: uintr_poll(); } */
 		uintr_poll(0)
@@ -1002,6 +1047,80 @@ inline uintr_set_polling_off()
 	/* uintr_set_polling: uintr__leave(); */
 	LEAVE
 }
+
+#ifdef SAFEPOINT
+/* uintr_set_safepoints(deadline_ns > 0, 0) */
+inline uintr_set_safepoints_on()
+{
+	/* uintr_set_safepoints: r = uintr__enter(); (r->loop: EBUSY -- not with LOOP)
+	 *   uintr__lock(); r->safepoints = 1; (the watchdog exists)
+	 *   atomic_store(&r->sp_fallback, !r->polling); uintr__unlock(); */
+	atomic { CHK; ENTER; spst = 1; spfb = !polling };
+	/* uintr_set_safepoints: uintr__set_status(r->upid, UINTR__UPID_SN, UINTR__UPID_SN);
+	 *   uintr_safepoint_word = &r->upid->pir; */
+	set_status(SN, SN, 0, 0);
+	/* uintr_set_safepoints: uintr__leave(); */
+	LEAVE
+}
+
+/* uintr_set_safepoints(0, 0) */
+inline uintr_set_safepoints_off()
+{
+	/* uintr_set_safepoints: r = uintr__enter();
+	 *   uintr__lock(); uintr__safepoints_gone(r): r->safepoints = 0,
+	 *   atomic_store(&r->sp_fallback, 0); uintr__unlock(); word := &zero */
+	atomic { CHK; ENTER; spst = 0; spfb = 0 };
+	/* uintr_set_safepoints: uintr__set_status(r->upid, UINTR__UPID_SN, uintr__sn(r)); */
+	set_status(SN, (polling -> SN : 0), 0, 0);
+	/* uintr_set_safepoints: uintr__leave(); */
+	LEAVE;
+#ifndef OLD_SP_LEAVE
+	/* uintr_set_safepoints: uintr_poll(); */
+	uintr_poll(0)
+#endif
+}
+
+/*
+ * The watchdog (src/safepoint.c, uintr__watchdog / uintr__watch_one), one
+ * receiver.  Its scans are at arbitrary times; a scan at which nothing
+ * can change its state (PIR = 0, which only forgets wd_since, or its
+ * signal on its way with nothing recognized since) is left out: the next
+ * nonzero PIR after a recognition starts the clock again either way.
+ * The deadline is one scan: the first scan that sees PIR nonzero starts
+ * the clock (wd_since), the next one, with no recognition in between,
+ * notifies (as for the receiver with the smallest deadline, period
+ * deadline/2).  Under uintr__lock, so never during the receiver's
+ * enter/leave of the state or its detach (their steps are atomic here).
+ */
+active proctype Watchdog()
+{
+	bit seen = 0, sent = 0, chg = 0, lst = 0;
+
+end_wd:
+	do
+	:: /* uintr__watch_one: pir = atomic_load(&r->upid->pir) (nonzero) */
+		atomic { pir != 0 && spfb && !(sent && !wstale && !wrec) -> skip };
+		/* uintr__watch_one: seq = atomic_load_explicit(&r->recognized, relaxed) */
+		atomic { chg = wrec; wrec = 0 };
+		/* uintr__watch_one: status = atomic_load(&r->upid->status);
+		 *   if (!pir || !atomic_load(&r->sp_fallback) || DEAD || NV == BLOCKED) forget */
+		if
+		:: atomic { (!spfb || (status & (DEAD | NVB)) != 0) -> seen = 0; sent = 0; chg = 0 }
+		:: atomic { spfb && (status & (DEAD | NVB)) == 0 -> lst = wstale; wstale = 0 } ->
+			if
+			:: atomic { !seen || chg -> seen = 1; sent = 0; chg = 0; wstale = wstale | lst; lst = 0 }
+				/* uintr__watch_one: wd_since = now; wd_seq = seq; wd_sent = 0; */
+			:: atomic { seen && !chg && sent && !lst -> skip }
+				/* uintr__watch_one: wd_sent && epoch == wd_epoch: on its way */
+			:: atomic { seen && !chg && !(sent && !lst) ->
+				/* uintr__watch_one: uintr__notify_deferred(&t) (the signal;
+				 *   a gone thread counts as sent): wd_sent = 1; wd_epoch = epoch */
+				if :: !gone -> sigpend++ :: else -> skip fi; sent = 1; lst = 0 }
+			fi
+		fi
+	od
+}
+#endif
 
 #ifdef LOOP
 /* uintr__loop_status(r, 1): SN := 1, ON := 0, EPOCH += 1, unless DEAD (a CAS
@@ -1092,6 +1211,9 @@ proctype Receiver() provided (ctx == 0)
 	bit rr, posted, qd, qe;
 	bit polling = 0;                  /* r->polling */
 	bit loopst = 0;                   /* r->loop: in the event-loop state */
+#ifdef SAFEPOINT
+	bit spst = 0;                     /* r->safepoints: in the instrumented state */
+#endif
 	bit spinns = (WAIT_SPIN != 0);    /* r->wait_spin_ns != 0 (the default is 30 us) */
 	byte wmark = 0;                   /* r->wait_mark */
 
@@ -1124,6 +1246,13 @@ end_top:
 	:: loopst != 0 -> uintr_loop_drain(1)
 	:: loopst != 0 && polling == 0 -> epoll_wait()
 #endif
+#if defined(SAFEPOINT) && (ACTS & 64)
+	:: spst == 0 -> uintr_set_safepoints_on()
+	:: spst != 0 -> uintr_set_safepoints_off()
+	:: /* a safepoint: if (*uintr_safepoint_word != 0) uintr_safepoint();
+	    * uintr_safepoint: uintr__poll_point(), the body of uintr_poll */
+		spst != 0 && pir != 0 -> uintr_poll(1)
+#endif
 	:: atomic { done == NS -> CHK } ; goto quiescent
 	od;
 
@@ -1146,6 +1275,18 @@ quiescent:
 	:: polling == 0
 	fi;
 	uintr_stui(0);
+#ifdef SAFEPOINT
+	/* Still instrumented, the receiver now runs code with no safepoint
+	 * (UIF = 1): the watchdog's signal must deliver everything posted;
+	 * if it never does, the receiver blocks here for good (an invalid
+	 * end state). */
+	if
+	:: spst != 0 && reg != 0 ->
+		/* (a handler that unregisters discards what was recognized) */
+		atomic { reg == 0 || (pir == 0 && uirr == 0) -> assert(reg == 0 || ALL_SEEN) }
+	:: else -> skip
+	fi;
+#endif
 #ifdef LOOP
 	/* The loop drains once more: then the eventfd is not readable and
 	 * everything posted has been delivered. */
