@@ -26,6 +26,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -557,6 +558,72 @@ static void side_uintr_wait_block(struct shared *sh, int me)
 	pingpong(sh, me, u_notify, u_await_wait);
 }
 
+/* ---- event loops (issue 15): each side blocks in epoll_wait on one fd --
+ * eventfd-epoll: the fd is the side's eventfd, read once epoll says so;
+ * uintr-epoll: the fd is uintr_loop_fd(), drained by uintr_loop_drain(),
+ * which runs the handler (that sets the flag).  Same loop, same wake-up
+ * (one fd in one epoll set), only the notification differs. */
+static __thread int t_ep = -1;
+
+static int epoll_on(int fd)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) != 0)
+		bench_fail("epoll: %s", strerror(errno));
+	return ep;
+}
+
+static ALWAYS_INLINE void epoll_block(void)
+{
+	struct epoll_event ev;
+	int n;
+
+	do
+		n = epoll_wait(t_ep, &ev, 1, -1);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		bench_fail("epoll_wait: %s", strerror(errno));
+}
+
+static ALWAYS_INLINE void evep_await(struct shared *sh, int me)
+{
+	epoll_block();
+	ev_await(sh, me);
+}
+
+static void side_eventfd_epoll(struct shared *sh, int me)
+{
+	publish_self(sh, me);
+	t_ep = epoll_on(sh->side[me].efd);
+	pingpong(sh, me, ev_notify, evep_await);
+}
+
+static ALWAYS_INLINE void u_await_epoll(struct shared *sh, int me)
+{
+	struct side *s = &sh->side[me];
+
+	while (!atomic_load(&s->flag)) {
+		epoll_block();
+		if (uintr_loop_drain(0) < 0)
+			bench_fail("uintr_loop_drain: %s", strerror(errno));
+	}
+	atomic_store(&s->flag, 0);
+}
+
+static void side_uintr_epoll(struct shared *sh, int me)
+{
+	int lfd;
+
+	uintr_setup(sh, me, UM_ASYNC);
+	lfd = uintr_loop_fd(0);
+	if (lfd < 0)
+		bench_fail("uintr_loop_fd: %s", strerror(errno));
+	t_ep = epoll_on(lfd);
+	pingpong(sh, me, u_notify, u_await_epoll);
+}
+
 /* The wait spin, as the library computes it (include/uintr.h). */
 static void __attribute__((constructor)) read_wait_spin(void)
 {
@@ -600,6 +667,10 @@ const struct mech g_mechs[] = {
 	{"mq", 0, KIND_BASELINE, "blocked in mq_receive", BLOCKED, prep_mq, side_mq},
 	{"signal-sigwaitinfo", 0, KIND_BASELINE, "blocked in sigwaitinfo", BLOCKED,
 	 prep_signal_wait, side_signal_wait},
+	{"eventfd-epoll", 0, KIND_BASELINE, "blocked in epoll_wait on an eventfd", "uintr-epoll",
+	 prep_eventfd, side_eventfd_epoll},
+	{"uintr-epoll", 0, KIND_UINTR, "epoll_wait on uintr_loop_fd, uintr_loop_drain", NULL,
+	 NULL, side_uintr_epoll},
 	{"cacheline-proc", 1, KIND_BASELINE, "spins on the line the peer writes",
 	 "uintr-poll-proc", NULL, side_cacheline},
 	{"uintr-poll-proc", 1, KIND_UINTR, "uintr_poll() loop, SN=1", NULL, prefork_uintr,
