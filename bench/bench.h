@@ -203,6 +203,7 @@ struct shared {
 	uint64_t samples_max;
 	double tp_elapsed_ns;
 	uint64_t tp_sends, tp_delivered;
+	uint64_t tp_wakeups;  /* event-loop cases: epoll_wait returns */
 	char err[256];
 };
 
@@ -256,11 +257,17 @@ extern const struct sc_case g_sc_cases[];
 extern const size_t g_nsc_cases;
 void sc_run(struct shared *sh, int kase); /* in a runner process */
 
+/* What the throughput receiver does: polls; never polls (asynchronous
+ * delivery); an epoll loop on uintr_loop_fd; the same loop on an eventfd
+ * the senders write (issue 15's baseline). */
+enum tp_mode { TP_POLL, TP_ASYNC, TP_LOOP, TP_EVENTFD_LOOP };
+
 struct tp_case {
 	const char *name;
 	const char *what;
-	int async;    /* receiver never polls: asynchronous delivery */
+	int mode;     /* enum tp_mode */
 	int senders;
+	const char *vs; /* the baseline case its deliveries/s are compared with */
 };
 extern const struct tp_case g_tp_cases[];
 extern const size_t g_ntp_cases;

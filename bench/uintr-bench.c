@@ -8,7 +8,9 @@
  *      processes) of baselines and of libuintr in each receiver state;
  *   2. the cost of one uintr_senduipi when no notification is due, against
  *      one atomic read-modify-write, and syscalls per send;
- *   3. sends/s and deliveries/s from 1 and 2 senders to one receiver.
+ *   3. sends/s and deliveries/s from 1 and 2 senders to one receiver, and
+ *      from 2 senders to one epoll loop: libuintr's loop fd against an
+ *      eventfd written per message (deliveries/s ratio, above 1 better).
  * Prints tables, writes DIR/results.json and, with gnuplot, DIR/latency.svg.
  *
  * Method, and what to keep in mind when reading the numbers:
@@ -325,8 +327,9 @@ struct sc_result {
 struct tp_result {
 	const struct tp_case *c;
 	double elapsed_ns;
-	uint64_t sends, delivered;
-	double seconds, sends_per_s, deliveries_per_s;
+	uint64_t sends, delivered, wakeups;
+	double seconds, sends_per_s, deliveries_per_s, wakeups_per_s;
+	double pass_dps[MAX_PASSES]; /* deliveries/s in each pass (0: missing) */
 	char err[256];
 	int ran;
 };
@@ -531,7 +534,7 @@ static void sc_finish(struct sc_result *res)
 		res->sys_per_op = (double)res->sys_count / (double)res->sys_ops;
 }
 
-static void tp_pass(size_t k, struct tp_result *res)
+static void tp_pass(size_t k, struct tp_result *res, int pass)
 {
 	struct shared *sh;
 
@@ -549,6 +552,9 @@ static void tp_pass(size_t k, struct tp_result *res)
 		res->elapsed_ns += sh->tp_elapsed_ns;
 		res->sends += sh->tp_sends;
 		res->delivered += sh->tp_delivered;
+		res->wakeups += sh->tp_wakeups;
+		if (sh->tp_elapsed_ns > 0)
+			res->pass_dps[pass] = (double)sh->tp_delivered / sh->tp_elapsed_ns * 1e9;
 		fprintf(stderr, " %s", res->c->name);
 	}
 	shared_free(sh);
@@ -562,6 +568,37 @@ static void tp_finish(struct tp_result *res)
 	res->seconds = res->elapsed_ns / 1e9;
 	res->sends_per_s = (double)res->sends / res->seconds;
 	res->deliveries_per_s = (double)res->delivered / res->seconds;
+	res->wakeups_per_s = (double)res->wakeups / res->seconds;
+}
+
+static int tp_is_loop(const struct tp_case *c)
+{
+	return c->mode == TP_LOOP || c->mode == TP_EVENTFD_LOOP;
+}
+
+/*
+ * Throughput ratio of a libuintr case over the baseline it names (c->vs):
+ * deliveries/s over deliveries/s, the median of same-pass ratios (above 1:
+ * libuintr handles more; the inverse of RATIO_DIRECTION, which is a ratio
+ * of times); -1 if either is missing.
+ */
+static const struct tp_result *tp_baseline(const struct tp_result *r)
+{
+	size_t i;
+
+	for (i = 0; r->c->vs && i < g_ntp_cases; i++)
+		if (g_tp[i].ran && !g_tp[i].err[0] && !strcmp(g_tp[i].c->name, r->c->vs))
+			return &g_tp[i];
+	return NULL;
+}
+
+static double tp_ratio(const struct tp_result *r)
+{
+	const struct tp_result *b = tp_baseline(r);
+
+	if (!b || r->err[0])
+		return -1;
+	return ratio_median(r->pass_dps, b->pass_dps, g_opt.passes);
 }
 
 static const struct lat_result *lat_find(const char *name)
@@ -766,6 +803,22 @@ static void print_summary(void)
 		       u->st.p50, best->m->name, best->st.p50,
 		       ratio_verdict(lat_ratio(best, 0), verdict, sizeof(verdict)));
 	}
+	any = 0;
+	for (i = 0; i < g_ntp_cases; i++) {
+		const struct tp_result *u = &g_tp[i], *b = tp_baseline(u);
+
+		if (!u->ran || !u->c->vs)
+			continue;
+		if (!any++)
+			printf("\nSummary (throughput, deliveries/s; libuintr / baseline, above 1: "
+			       "libuintr handles more):\n");
+		if (u->err[0] || !b || tp_ratio(u) <= 0) {
+			printf("  %-22s %s\n", u->c->name, u->err[0] ? "FAILED" : "no baseline ran");
+			continue;
+		}
+		printf("  %-22s %12.0f/s vs %-18s %12.0f/s: %.2fx\n", u->c->name,
+		       u->deliveries_per_s, b->c->name, b->deliveries_per_s, tp_ratio(u));
+	}
 }
 
 /* ---- output ------------------------------------------------------------------ */
@@ -867,22 +920,30 @@ sender_cost:
 			break;
 	if (i < g_ntp_cases) {
 		printf("\nThroughput (senders on CPU %d, receiver on CPU %d, each sender its own "
-		       "vector)\n", g_opt.cpu[0], g_opt.cpu[1]);
-		printf("%-12s %7s %14s %14s %10s  %s\n", "case", "seconds", "sends/s",
-		       "deliveries/s", "deliv/send", "what");
+		       "vector; eventfd: one fd);\ndeliveries = handler calls; wakeups/s = the "
+		       "loop's epoll_wait returns; x vs = deliveries/s over\ndeliveries/s of the "
+		       "case in 'vs', median of same-pass ratios (above 1: libuintr handles more)\n",
+		       g_opt.cpu[0], g_opt.cpu[1]);
+		printf("%-18s %7s %12s %12s %10s %10s  %-18s %6s  %s\n", "case", "seconds",
+		       "sends/s", "deliveries/s", "deliv/send", "wakeups/s", "vs", "x vs", "what");
 		for (i = 0; i < g_ntp_cases; i++) {
 			const struct tp_result *r = &g_tp[i];
+			char wk[32] = "-", x[32] = "-";
 
 			if (!r->ran)
 				continue;
 			if (r->err[0]) {
-				printf("%-12s FAILED: %s\n", r->c->name, r->err);
+				printf("%-18s FAILED: %s\n", r->c->name, r->err);
 				continue;
 			}
-			printf("%-12s %7.2f %14.0f %14.0f %10.4f  %s\n", r->c->name, r->seconds,
-			       r->sends_per_s, r->deliveries_per_s,
-			       r->sends_per_s > 0 ? r->deliveries_per_s / r->sends_per_s : 0,
-			       r->c->what);
+			if (tp_is_loop(r->c))
+				snprintf(wk, sizeof(wk), "%.0f", r->wakeups_per_s);
+			if (tp_ratio(r) > 0)
+				snprintf(x, sizeof(x), "%.2f", tp_ratio(r));
+			printf("%-18s %7.2f %12.0f %12.0f %10.4f %10s  %-18s %6s  %s\n", r->c->name,
+			       r->seconds, r->sends_per_s, r->deliveries_per_s,
+			       r->sends_per_s > 0 ? r->deliveries_per_s / r->sends_per_s : 0, wk,
+			       r->c->vs ? r->c->vs : "-", x, r->c->what);
 		}
 	}
 	print_summary();
@@ -1051,15 +1112,32 @@ static int write_json(const char *path, double seconds)
 		sep = ",";
 		json_str(f, r->c->what);
 		fprintf(f, ", \"senders\": %d, \"receiver\": \"%s\"", r->c->senders,
-			r->c->async ? "async" : "poll");
+			r->c->mode == TP_ASYNC	       ? "async"
+			: r->c->mode == TP_LOOP	       ? "uintr-epoll-loop"
+			: r->c->mode == TP_EVENTFD_LOOP ? "eventfd-epoll-loop"
+						       : "poll");
 		if (r->err[0]) {
 			fprintf(f, ", \"error\": ");
 			json_str(f, r->err);
 			fprintf(f, "}");
 			continue;
 		}
-		fprintf(f, ", \"seconds\": %.3f, \"sends_per_s\": %.0f, \"deliveries_per_s\": %.0f}",
+		fprintf(f, ", \"seconds\": %.3f, \"sends_per_s\": %.0f, \"deliveries_per_s\": %.0f",
 			r->seconds, r->sends_per_s, r->deliveries_per_s);
+		if (tp_is_loop(r->c))
+			fprintf(f, ", \"wakeups_per_s\": %.0f", r->wakeups_per_s);
+		fprintf(f, ", \"pass_deliveries_per_s\": [");
+		for (k = 0; k < g_opt.passes; k++)
+			fprintf(f, "%s%.0f", k ? ", " : "", r->pass_dps[k]);
+		fprintf(f, "], \"compared_with\": ");
+		if (r->c->vs)
+			json_str(f, r->c->vs);
+		else
+			fputs("null", f);
+		/* deliveries/s over the baseline's: above 1 libuintr handles more */
+		fprintf(f, ", \"deliveries_ratio\": ");
+		json_num(f, tp_ratio(r), tp_ratio(r) > 0);
+		fprintf(f, "}");
 	}
 	fprintf(f, "\n  ]\n}\n");
 	return fclose(f);
@@ -1205,7 +1283,7 @@ int main(int argc, char **argv)
 				sc_pass(i, &g_sc[i], pass);
 		for (i = 0; i < g_ntp_cases; i++)
 			if (selected(g_tp_cases[i].name, "throughput"))
-				tp_pass(i, &g_tp[i]);
+				tp_pass(i, &g_tp[i], pass);
 		fprintf(stderr, "\n");
 	}
 	g_cl_probe[g_opt.passes] = cacheline_probe();

@@ -3,7 +3,9 @@
  * uintr-bench (two rows, 200 round trips) must print the ratio's
  * direction in its header, a table row per mechanism with its ratio, a
  * closing summary that names the winner, and write results.json with the
- * same "ratio_direction".  The figures themselves are not checked (a
+ * same "ratio_direction".  The event-loop rows of issue 15 are there too:
+ * the sender-cost row send-epoll-busy, and the throughput pair
+ * tp-eventfd-epoll-2 / tp-uintr-epoll-2 with its ratio and summary line.  The figures themselves are not checked (a
  * benchmark's numbers are not a test's verdict), only that the report a
  * reader gets is there and consistent.  Skips (77) in sanitizer builds:
  * the plain build checks the same program.
@@ -59,7 +61,8 @@ int main(int argc, char **argv)
 #endif
 	CHECK(mkdtemp(dir) != NULL);
 	snprintf(self, sizeof(self), "%s", argv[0]);
-	snprintf(cmd, sizeof(cmd), "%s %s/../bench/uintr-bench -q -n 200 -m cacheline,uintr-poll -o %s",
+	snprintf(cmd, sizeof(cmd), "%s %s/../bench/uintr-bench -q -n 200 "
+		 "-m cacheline,uintr-poll,send-epoll-busy,tp-eventfd-epoll-2,tp-uintr-epoll-2 -o %s",
 		 runner ? runner : "", dirname(self), dir);
 	f = popen(cmd, "r");
 	CHECK(f != NULL);
@@ -75,6 +78,15 @@ int main(int argc, char **argv)
 	CHECK(summary != NULL);
 	CHECK(strstr(summary, "vs cacheline") != NULL);
 	CHECK(strstr(summary, "x faster") || strstr(summary, "x slower") || strstr(summary, "tie"));
+	CHECK(has_line_starting(out, "send-epoll-busy "));
+	CHECK(has_line_starting(out, "tp-eventfd-epoll-2 "));
+	CHECK(has_line_starting(out, "tp-uintr-epoll-2 "));
+	summary = strstr(out, "\nSummary (throughput, deliveries/s; libuintr / baseline, above 1: "
+			      "libuintr handles more):\n");
+	CHECK(summary != NULL);
+	summary = strstr(summary, "tp-uintr-epoll-2 ");
+	CHECK(summary != NULL);
+	CHECK(strstr(summary, "vs tp-eventfd-epoll-2") != NULL);
 
 	snprintf(path, sizeof(path), "%s/results.json", dir);
 	f = fopen(path, "r");
@@ -84,6 +96,10 @@ int main(int argc, char **argv)
 	CHECK(strstr(json, "\"ratio_direction\": \"" DIRECTION "\"") != NULL);
 	CHECK(strstr(json, "\"cacheline\"") != NULL);
 	CHECK(strstr(json, "\"uintr-poll\"") != NULL);
+	CHECK(strstr(json, "\"send-epoll-busy\"") != NULL);
+	CHECK(strstr(json, "\"tp-eventfd-epoll-2\"") != NULL);
+	CHECK(strstr(json, "\"tp-uintr-epoll-2\"") != NULL);
+	CHECK(strstr(json, "\"deliveries_ratio\"") != NULL);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	CHECK(system(cmd) == 0);
