@@ -107,6 +107,9 @@ $(B)/test/%: test/%.c $(TEST_HDR) $(STATIC) include/uintr.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(XCFLAGS) -Itest $< -o $@ $(STATIC) $(LDLIBS)
 
+# The instruction-length test compiles the compat layer's decoder in.
+$(B)/test/compat-insn-length: src/compat/x86_64/length.c src/compat/x86_64/compat.h
+
 # Resource faults are injected at every call of the library that allocates,
 # maps or opens an fd (test/fault-injection.c wraps them).
 FAULT_WRAPS = calloc malloc free memfd_create socketpair mmap munmap open fcntl \

@@ -7,6 +7,9 @@
  * Where each part lives:
  *   init.c     the constructor: hardware detection, configuration, setup
  *   decode.c   the five instructions decoded as the CPU decodes them (5)
+ *   length.c   the length of any instruction (for patch.c)
+ *   patch.c    STUI and CLUI rewritten to trap where the CPU would run them
+ *              as WRPKRU and RDPKRU (AMD with protection keys)
  *   emulate.c  the SIGILL handler: STUI CLUI TESTUI SENDUIPI UIRET, faults
  *   deliver.c  delivery by rewriting the interrupted context (5.3)
  *   syscall.c  the seccomp filter and the SIGSYS handler: the RFC syscalls (2),
@@ -97,6 +100,15 @@ extern int uintr__compat_notify_signo; /* the engine's notification signal, or 0
 
 /* decode.c */
 int uintr__compat_decode(uint64_t ip, struct uintr__compat_insn *insn);
+
+/* length.c: the length of the instruction at p (at most n bytes), 0 if it
+ * is invalid; *opcode_at (if not NULL): where its prefixes end. */
+unsigned int uintr__compat_insn_length(const unsigned char *p, size_t n,
+				       unsigned int *opcode_at);
+
+/* patch.c */
+void uintr__compat_patch_code(void);
+int uintr__compat_patched(uint64_t ip, struct uintr__compat_insn *insn);
 
 /* emulate.c */
 void uintr__compat_sigill(int signo, siginfo_t *si, void *uc);

@@ -13,7 +13,8 @@
  *             delivered at once
  *
  * Only a #UD the kernel reports (si_code ILL_ILLOPN, si_addr = RIP) at one
- * of these encodings is emulated; every other SIGILL goes to the
+ * of these encodings, or at a STUI/CLUI that patch.c rewrote to start with
+ * UD2 (looked up by address), is emulated; every other SIGILL goes to the
  * program's own SIGILL action (signals.c).  All signals are blocked while
  * this runs (signals.c), so an instruction is atomic as on the CPU.
  */
@@ -147,8 +148,9 @@ void uintr__compat_sigill(int signo, siginfo_t *si, void *ucv)
 	int saved_errno = errno;
 	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
 
+	/* A patched STUI/CLUI (patch.c: UD2 in its first bytes) first. */
 	if (si->si_code == ILL_ILLOPN && (uint64_t)(uintptr_t)si->si_addr == rip &&
-	    uintr__compat_decode(rip, &insn))
+	    (uintr__compat_patched(rip, &insn) || uintr__compat_decode(rip, &insn)))
 		uintr__compat_execute(&insn, si, uc);
 	else
 		uintr__compat_chain(signo, si, uc);

@@ -205,6 +205,7 @@ __attribute__((constructor)) static void uintr__compat_init(void)
 		goto out;
 	}
 	uintr__compat_active = 1;
+	uintr__compat_patch_code();
 	if (!uintr__compat_filtered(base) && uintr__compat_install_filter(base) != 0)
 		perror("libuintr-compat: seccomp filter (UINTR syscalls will fail)");
 out:
