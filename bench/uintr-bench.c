@@ -586,7 +586,7 @@ static const struct tp_result *tp_baseline(const struct tp_result *r)
 {
 	size_t i;
 
-	for (i = 0; r->c->vs && i < g_ntp_cases; i++)
+	for (i = 0; r->c && r->c->vs && i < g_ntp_cases; i++) /* c: NULL when not run */
 		if (g_tp[i].ran && !g_tp[i].err[0] && !strcmp(g_tp[i].c->name, r->c->vs))
 			return &g_tp[i];
 	return NULL;

@@ -108,8 +108,12 @@ int main(void)
 	CHECK(n > 0);
 	self[n] = 0;
 	compare_file(self);
-	compare_file(loaded("libc.so"));
-	compare_file(loaded("ld-linux"));
+	for (const char **o = (const char *[]){ "libc.so", "ld-linux", NULL }; *o; o++) {
+		char *path = loaded(*o);
+
+		compare_file(path);
+		free(path);
+	}
 	compare_file(getenv("UINTR_COMPAT_LIB"));
 	printf("%ld instructions compared, %ld mismatched\n", compared, mismatched);
 	CHECK_EQ(mismatched, 0);
