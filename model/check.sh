@@ -54,6 +54,7 @@ loop-kill|safety|-DLOOP -DKILL -DNS=2 -DPOSTS=1 -DACTS=33|event-loop state: one 
 loop-unreg|safety|-DLOOP -DNS=1 -DHANDLER_UNREG -DACTS=49|event-loop state: the handler unregisters inside the drain
 old-loop|safety|-DLOOP -DOLD_LOOP -DNS=2 -DPOSTS=1 -DACTS=33|a drain without EPOCH: a slow sender sets ON after the drain
 old-loop-arm|safety|-DLOOP -DOLD_LOOP_ARM -DNS=2 -DPOSTS=1 -DACTS=33|a drain that arms without looking at PIR again
+old-loop-reset-late|safety|-DLOOP -DOLD_LOOP_RESET_LATE -DNS=2 -DPOSTS=1 -DACTS=33|a drain that reads the eventfd after SN := 0: a post notified after it is consumed
 sp1|safety|-DSAFEPOINT -DNS=1 -DACTS=65|instrumented state: 1 sender x 2 posts, stui/clui, set_safepoints, safepoints, the watchdog
 sp1-all|safety|-DSAFEPOINT -DNS=1 -DACTS=95|instrumented state: 1 sender x 2 posts, every call with safepoints (6 min)
 sp2|safety|-DSAFEPOINT -DNS=2 -DPOSTS=1 -DACTS=65|instrumented state: 2 senders x 1 post, stui/clui, safepoints, the watchdog (5 min)
@@ -76,8 +77,8 @@ q-old|safety|-DNS=1 -DOLD|quick: 1 sender, the code of da70323
 '
 
 group_lib='mix wait2 wait2b ns3w nest nestwait nvec3 ns3 uaf uaf2 counters sigq kill kill-wait ltl-wait ltl-wakes ltl-pir ltl-uif loop loop1 loop3 loop-kill loop-unreg sp1 sp1-all sp2 sp-nest sp-unreg sp-big'
-group_old='old-mix old-nostrict old-ltl-wait old-ltl-wakes old-uaf old-counters old-sigq old-kill q-old old-loop old-loop-arm old-sp-leave'
-group_ci='kill counters wait2 wait2b uaf2 sigq kill-wait old-mix old-ltl-wait old-uaf old-counters old-sigq old-kill loop1 loop3 loop-kill loop-unreg old-loop old-loop-arm sp1 sp-nest sp-unreg old-sp-leave'
+group_old='old-mix old-nostrict old-ltl-wait old-ltl-wakes old-uaf old-counters old-sigq old-kill q-old old-loop old-loop-arm old-loop-reset-late old-sp-leave'
+group_ci='kill counters wait2 wait2b uaf2 sigq kill-wait old-mix old-ltl-wait old-uaf old-counters old-sigq old-kill loop1 loop3 loop-kill loop-unreg old-loop old-loop-arm old-loop-reset-late sp1 sp-nest sp-unreg old-sp-leave'
 group_quick='q-mix q-nest q-old'
 
 lookup() {

@@ -90,6 +90,9 @@
  *                  readable after the last drain and everything was delivered
  *   OLD_LOOP       (with LOOP) a drain that does not bump EPOCH: a slow
  *                  sender's CAS sets ON after the drain consumed its write
+ *   OLD_LOOP_RESET_LATE (with LOOP) a drain that reads the eventfd after
+ *                  SN := 0 (issue 15's handler-first order done wrong): it
+ *                  consumes the write of a post made after SN := 0
  *   OLD_LOOP_ARM   (with LOOP) a drain that clears SN without looking at PIR
  *                  again: a post made while it delivered is left behind
  *   SAFEPOINT      the instrumented state (src/safepoint.c, issue 14): the
@@ -1123,15 +1126,16 @@ end_wd:
 #endif
 
 #ifdef LOOP
-/* uintr__loop_status(r, 1): SN := 1, ON := 0, EPOCH += 1, unless DEAD (a CAS
- * loop: its successful attempt) */
+/* uintr__loop_status(r, UINTR__UPID_SN) and uintr__loop_status(r, 0):
+ * SN := 1 (busy) or 0 (arm), ON := 0, EPOCH += 1, unless DEAD (a CAS loop:
+ * its successful attempt).  OLD_LOOP: without the EPOCH bump. */
 #ifndef OLD_LOOP
 #define LOOP_BUSY atomic { if :: (status & DEAD) == 0 -> status = (status & ~ON) | SN; BUMP_EPOCH :: else -> skip fi }
+#define LOOP_ARM atomic { if :: (status & DEAD) == 0 -> status = status & ~(ON | SN); BUMP_EPOCH :: else -> skip fi }
 #else
 #define LOOP_BUSY atomic { if :: (status & DEAD) == 0 -> status = (status & ~ON) | SN :: else -> skip fi }
+#define LOOP_ARM atomic { if :: (status & DEAD) == 0 -> status = status & ~(ON | SN) :: else -> skip fi }
 #endif
-/* uintr__loop_status(r, 0): SN := 0, unless DEAD */
-#define LOOP_ARM atomic { if :: (status & DEAD) == 0 -> status = status & ~SN :: else -> skip fi }
 
 /* uintr_loop_fd(0): r->loop = 1; NV := LOOP (a CAS loop, unless DEAD) */
 inline uintr_loop_fd()
@@ -1139,6 +1143,14 @@ inline uintr_loop_fd()
 	atomic { CHK; loopst = 1 };
 	atomic { if :: (status & DEAD) == 0 -> status = status | NVL :: else -> skip fi }
 }
+
+/* OLD_LOOP_RESET_LATE: the eventfd read moved to after uintr__loop_status(r, 0)
+ * (and, where the loop breaks before it, just before the break) */
+#ifdef OLD_LOOP_RESET_LATE
+#define RESET_LATE_READ efdr = 0
+#else
+#define RESET_LATE_READ skip
+#endif
 
 /* uintr_loop_drain(0) */
 inline uintr_loop_drain(TOP)
@@ -1148,10 +1160,8 @@ inline uintr_loop_drain(TOP)
 	if
 	:: reg == 0
 	:: atomic { reg != 0 -> HOLD(0) } ->
-		/* uintr_loop_drain: uintr__loop_status(r, 1); */
+		/* uintr_loop_drain: uintr__loop_status(r, UINTR__UPID_SN); */
 		LOOP_BUSY;
-		/* uintr_loop_drain: read(r->loop_efd, &count, 8): the counter to 0 */
-		efdr = 0;
 		do
 		:: /* uintr_loop_drain: uintr__process_notification(r); */
 			process_notification(0, 0);
@@ -1164,20 +1174,25 @@ inline uintr_loop_drain(TOP)
 				:: uirr == 0
 				fi
 			fi;
+#ifndef OLD_LOOP_RESET_LATE
+			/* uintr_loop_drain: read(r->loop_efd, &count, sizeof(count)): the counter to 0 */
+			efdr = 0;
+#endif
 			/* uintr_loop_drain: if (uintr__self.receiver != r || r->polling) break; */
 			if
-			:: reg == 0 -> break
-			:: reg != 0 && polling != 0 -> break
+			:: reg == 0 -> RESET_LATE_READ; break
+			:: reg != 0 && polling != 0 -> RESET_LATE_READ; break
 			:: reg != 0 && polling == 0 ->
 				/* uintr_loop_drain: uintr__loop_status(r, 0); */
 				LOOP_ARM;
+				RESET_LATE_READ;
 #ifdef OLD_LOOP_ARM
 				break
 #else
 				/* uintr_loop_drain: if (!atomic_load(&r->upid->pir)) break; */
 				if
 				:: pir == 0 -> break
-				:: pir != 0 -> /* uintr_loop_drain: uintr__loop_status(r, 1); */ LOOP_BUSY
+				:: pir != 0 -> /* uintr_loop_drain: uintr__loop_status(r, UINTR__UPID_SN); */ LOOP_BUSY
 				fi
 #endif
 			fi

@@ -23,19 +23,40 @@
  *      is busy), ON := 0, EPOCH += 1 (a sender that wrote the eventfd and
  *      has not set ON yet never will: its CAS fails, as after a consumed
  *      signal, sender.c);
- *   2. read the eventfd to zero: the fd is no longer readable;
- *   3. UIRR |= xchg(PIR, 0); deliver while UIF = 1 (5.3);
- *   4. SN := r->polling (0 unless the program keeps the loop busy with
- *      uintr_set_polling(1)), then look at PIR again: anything posted
- *      between 3 and 4 found SN = 1 and did not notify, so it is drained
- *      here (back to 3).  A post after 4 finds SN = 0 and notifies.  The
- *      RMW of 4 and the seq_cst PIR load against the sender's PIR RMW and
- *      status load is the store-buffering pair of uintr_wait's spin phase
- *      (model/README.md): one of the two sees the other, so nothing is
- *      lost between the last drain and the next wait, and PIR's exchange
- *      hands each post to exactly one delivery.
- * A sender slower than step 2 may still write after it: the fd is then
- * readable with nothing to drain (one spurious wake-up, never a lost one).
+ *   2. UIRR |= xchg(PIR, 0); deliver while UIF = 1 (5.3).  The handlers
+ *      run first, so the time from the post to the handler holds no read
+ *      syscall; while they run the loop fd is still readable;
+ *   3. read the eventfd to zero: the fd is no longer readable;
+ *   4. in one step: SN := r->polling (0 unless the program keeps the loop
+ *      busy with uintr_set_polling(1)), ON := 0, EPOCH += 1; then look at
+ *      PIR again: anything posted between 2 and 4 found SN = 1 and did not
+ *      notify, so it is drained here (back to 2).  A post after 4 finds
+ *      SN = 0 and notifies.  The RMW of 4 and the seq_cst PIR load against
+ *      the sender's PIR RMW and status load is the store-buffering pair of
+ *      uintr_wait's spin phase (model/README.md): one of the two sees the
+ *      other, so nothing is lost between the last drain and the next wait,
+ *      and PIR's exchange hands each post to exactly one delivery.
+ * Why 3 must come before 4 (model/uintr.pml, OLD_LOOP_RESET_LATE): after
+ * SN := 0 an eventfd write is the notification of the next wait, and a
+ * read after that could consume it while ON, set by its sender, makes
+ * every later post coalesce: lost.  A write that 3 consumes was made after
+ * its sender's post, so the post is in PIR for 4's look, or already taken
+ * by a recognition.  Why 4 clears ON and bumps EPOCH again: with SN = 1
+ * from 1 to 4 no sender can set ON, but a handler may clear SN for a while
+ * (uintr_wait, a nested uintr_loop_drain); a write made then and consumed
+ * by 3 must not leave its ON behind, nor let its sender set it later.
+ * (EPOCH thus moves twice per drain, so the 13 bits cover 4096 drains of a
+ * sender stalled between its status load and its CAS.)  3 reads the
+ * receiver's eventfd even after a handler unregistered it: r is only
+ * retired (we are inside uintr__enter), its eventfd stays open until we
+ * leave, and the loop fd is left not readable, as before the handler ran.
+ * A sender slower than step 1 (its status load before it) may still write
+ * after step 3: the fd is then readable with nothing to drain (one spurious
+ * wake-up, never a lost one).
+ *
+ * A uintr_frame_call a handler asks for is made after all of it, outside
+ * uintr__enter, as at every poll point: a call that switches user-level
+ * threads must not leave SN set behind it.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -72,20 +93,18 @@ int uintr__notify_loop(const struct uintr__target *t)
 	return write(t->loop_efd, &one, sizeof(one)) == (ssize_t)sizeof(one) || errno != EAGAIN;
 }
 
-/* Set SN/ON as the drain's step 1 or 4 (see the top); the word of a
- * receiver that is gone is left alone, as uintr__set_status does. */
-static void uintr__loop_status(struct uintr__receiver *r, int busy)
+/* The drain's steps 1 and 4 (see the top): SN := sn, ON := 0,
+ * EPOCH += 1, in one step; the word of a receiver that is gone is left
+ * alone, as uintr__set_status does. */
+static void uintr__loop_status(struct uintr__receiver *r, uint32_t sn)
 {
 	uint32_t s = atomic_load(&r->upid->status), n;
 
 	do {
 		if (s & UINTR__UPID_DEAD)
 			return;
-		if (busy)
-			n = ((s & ~(UINTR__UPID_ON | UINTR__UPID_EPOCH_MASK)) | UINTR__UPID_SN) |
-			    ((s + (1u << UINTR__UPID_EPOCH_SHIFT)) & UINTR__UPID_EPOCH_MASK);
-		else
-			n = s & ~UINTR__UPID_SN;
+		n = ((s & ~(UINTR__UPID_ON | UINTR__UPID_SN | UINTR__UPID_EPOCH_MASK)) | sn) |
+		    ((s + (1u << UINTR__UPID_EPOCH_SHIFT)) & UINTR__UPID_EPOCH_MASK);
 	} while (!atomic_compare_exchange_weak(&r->upid->status, &s, n));
 }
 
@@ -136,6 +155,7 @@ UINTR__EXPORT int uintr_loop_drain(unsigned int flags)
 	struct uintr__receiver *r;
 	unsigned int delivered = 0;
 	uint64_t count;
+	int saved_errno;
 
 	if (flags != 0)
 		return uintr__fail(EINVAL);
@@ -144,15 +164,19 @@ UINTR__EXPORT int uintr_loop_drain(unsigned int flags)
 		uintr__leave();
 		return uintr__fail(r ? EINVAL : EOPNOTSUPP);
 	}
-	uintr__loop_status(r, 1);
-	if (read(r->loop_efd, &count, sizeof(count)) < 0 && errno != EAGAIN) {
-		/* Cannot happen to our own eventfd; go on draining. */
-	}
+	uintr__loop_status(r, UINTR__UPID_SN);
 	for (;;) {
 		uintr__process_notification(r);
 		if (atomic_load(&uintr__self.uif) && atomic_load(&r->info->uirr))
 			delivered += uintr__deliver_here(__builtin_return_address(0),
 							 __builtin_frame_address(0), &call);
+		/* Our own eventfd cannot fail but with EAGAIN (already zero, e.g.
+		 * read by a nested drain); errno stays the caller's. */
+		saved_errno = errno;
+		if (read(r->loop_efd, &count, sizeof(count)) < 0) {
+			/* nothing to do */
+		}
+		errno = saved_errno;
 		/* A handler may have unregistered r: it is only retired (we are
 		 * inside uintr__enter), and its status word is DEAD. */
 		if (uintr__self.receiver != r || r->polling)
@@ -160,7 +184,7 @@ UINTR__EXPORT int uintr_loop_drain(unsigned int flags)
 		uintr__loop_status(r, 0);
 		if (!atomic_load(&r->upid->pir))
 			break;
-		uintr__loop_status(r, 1);
+		uintr__loop_status(r, UINTR__UPID_SN);
 	}
 	uintr__leave();
 	uintr__frame_call_run(&call);
