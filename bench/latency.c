@@ -64,7 +64,16 @@ static ALWAYS_INLINE void counted_notify(struct shared *sh, int me, struct count
 		c->n++;
 }
 
-static ALWAYS_INLINE void pingpong(struct shared *sh, int me, op_fn notify, op_fn await)
+/* The handler rows (eventfd-epoll-h, uintr-epoll-handler): A's round ends
+ * at the entry of its handler (the stamp below), and B answers from its
+ * handler, so each half of the round trip runs from a notify to the entry
+ * of the peer's handler.  B's counted notifies are made there, through
+ * t_hcount. */
+static __thread uint64_t t_hstamp;
+static __thread struct counting *t_hcount;
+
+static ALWAYS_INLINE void pingpong_at(struct shared *sh, int me, op_fn notify, op_fn await,
+				      int at_handler)
 {
 	/* The sampler is opened only for the counting rounds: while it is
 	 * attached, every syscall of the thread takes the kernel's slower
@@ -83,7 +92,7 @@ static ALWAYS_INLINE void pingpong(struct shared *sh, int me, op_fn notify, op_f
 
 			notify(sh, 0);
 			await(sh, 0);
-			t1 = now_ticks();
+			t1 = at_handler ? t_hstamp : now_ticks();
 			if (i >= sh->warm) {
 				sh->samples[kept++] = t1 - t0;
 				sh->kept = kept; /* usable even if a later round hangs */
@@ -107,6 +116,23 @@ static ALWAYS_INLINE void pingpong(struct shared *sh, int me, op_fn notify, op_f
 		atomic_store(&sh->ctl, CTL_STOP);
 		notify(sh, 0);
 		atomic_store(&sh->finished, 1);
+	} else if (at_handler) {
+		/* B's handler notifies; from the first await after CTL_COUNT
+		 * on, it counts (one counted notify fewer than A's). */
+		for (;;) {
+			if ((atomic_load(&sh->ctl) & CTL_COUNT) && want_count) {
+				counting = counting_begin(&c, sh->count_rounds) == 0;
+				want_count = 0;
+				if (counting)
+					t_hcount = &c;
+			}
+			await(sh, 1);
+			if (atomic_load(&sh->ctl) & CTL_STOP)
+				break;
+		}
+		t_hcount = NULL;
+		if (counting)
+			counting_end(&c, &sh->side[1]);
 	} else {
 		for (;;) {
 			uint32_t ctl;
@@ -128,6 +154,31 @@ static ALWAYS_INLINE void pingpong(struct shared *sh, int me, op_fn notify, op_f
 		if (counting)
 			counting_end(&c, &sh->side[1]);
 	}
+}
+
+static ALWAYS_INLINE void pingpong(struct shared *sh, int me, op_fn notify, op_fn await)
+{
+	pingpong_at(sh, me, notify, await, 0);
+}
+
+/* The handler of the handler rows: A stamps the end of its round trip, B
+ * answers at once (not after the stop: A no longer waits). */
+static ALWAYS_INLINE void h_entry(struct shared *sh, int me, op_fn notify)
+{
+	struct side *s = &sh->side[me];
+
+	if (me == 0)
+		t_hstamp = now_ticks();
+	else if (!(atomic_load(&sh->ctl) & CTL_STOP)) {
+		if (t_hcount)
+			counted_notify(sh, 1, t_hcount, notify);
+		else
+			notify(sh, 1);
+	}
+	atomic_store(&s->flag, 1);
+	atomic_store_explicit(&s->handled,
+			      atomic_load_explicit(&s->handled, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 }
 
 static void publish_self(struct shared *sh, int me)
@@ -462,9 +513,9 @@ static void on_uintr(struct uintr_frame *frame, unsigned long long vector)
 			      memory_order_relaxed);
 }
 
-static void uintr_become_receiver(struct shared *sh, int me)
+static void uintr_become_receiver(struct shared *sh, int me, uintr_handler_t handler)
 {
-	if (uintr_register_handler(on_uintr, 0) != 0)
+	if (uintr_register_handler(handler, 0) != 0)
 		bench_fail("uintr_register_handler: %s", strerror(errno));
 	sh->side[me].ufd = uintr_create_fd((unsigned long long)me, 0);
 	if (sh->side[me].ufd < 0)
@@ -475,22 +526,22 @@ static void uintr_become_receiver(struct shared *sh, int me)
  * A's uintr_fd; B's fd, made after fork, comes back over a socketpair. */
 static void prefork_uintr(struct shared *sh)
 {
-	uintr_become_receiver(sh, 0);
+	uintr_become_receiver(sh, 0, on_uintr);
 	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sh->sock) != 0)
 		bench_fail("socketpair: %s", strerror(errno));
 }
 
-static void uintr_setup(struct shared *sh, int me, int mode)
+static void uintr_setup_with(struct shared *sh, int me, int mode, uintr_handler_t handler)
 {
 	int peer_fd, idx;
 
 	publish_self(sh, me);
 	if (!sh->procs) {
-		uintr_become_receiver(sh, me);
+		uintr_become_receiver(sh, me, handler);
 		barrier_wait(&sh->bar, 2);
 		peer_fd = peer_of(sh, me)->ufd;
 	} else if (me == 1) {
-		uintr_become_receiver(sh, 1);
+		uintr_become_receiver(sh, 1, handler);
 		if (send_fd(sh->sock[1], sh->side[1].ufd) != 0)
 			bench_fail("send_fd: %s", strerror(errno));
 		peer_fd = sh->side[0].ufd; /* inherited */
@@ -508,6 +559,11 @@ static void uintr_setup(struct shared *sh, int me, int mode)
 	if (mode == UM_WAIT_BLOCK && uintr_set_wait_spin(0) != 0)
 		bench_fail("uintr_set_wait_spin: %s", strerror(errno));
 	uintr_stui();
+}
+
+static void uintr_setup(struct shared *sh, int me, int mode)
+{
+	uintr_setup_with(sh, me, mode, on_uintr);
 }
 
 static ALWAYS_INLINE void u_notify(struct shared *sh, int me)
@@ -624,6 +680,43 @@ static void side_uintr_epoll(struct shared *sh, int me)
 	pingpong(sh, me, u_notify, u_await_epoll);
 }
 
+/* eventfd-epoll-h / uintr-epoll-handler: the same loops, timed at the
+ * entry of the handler rather than when the wake-up is over.  The eventfd
+ * loop reads its eventfd, then calls the handler; uintr_loop_drain runs
+ * it before its own read of the loop's eventfd. */
+static ALWAYS_INLINE void evep_await_h(struct shared *sh, int me)
+{
+	epoll_block();
+	ev_await(sh, me);
+	h_entry(sh, me, ev_notify);
+	atomic_store(&sh->side[me].flag, 0);
+}
+
+static void side_eventfd_epoll_h(struct shared *sh, int me)
+{
+	publish_self(sh, me);
+	t_ep = epoll_on(sh->side[me].efd);
+	pingpong_at(sh, me, ev_notify, evep_await_h, 1);
+}
+
+static void on_uintr_h(struct uintr_frame *frame, unsigned long long vector)
+{
+	(void)frame;
+	h_entry(g_sh, (int)(vector & 1), u_notify);
+}
+
+static void side_uintr_epoll_h(struct shared *sh, int me)
+{
+	int lfd;
+
+	uintr_setup_with(sh, me, UM_ASYNC, on_uintr_h);
+	lfd = uintr_loop_fd(0);
+	if (lfd < 0)
+		bench_fail("uintr_loop_fd: %s", strerror(errno));
+	t_ep = epoll_on(lfd);
+	pingpong_at(sh, me, u_notify, u_await_epoll, 1);
+}
+
 /* The wait spin, as the library computes it (include/uintr.h). */
 static void __attribute__((constructor)) read_wait_spin(void)
 {
@@ -671,6 +764,10 @@ const struct mech g_mechs[] = {
 	 prep_eventfd, side_eventfd_epoll},
 	{"uintr-epoll", 0, KIND_UINTR, "epoll_wait on uintr_loop_fd, uintr_loop_drain", NULL,
 	 NULL, side_uintr_epoll},
+	{"eventfd-epoll-h", 0, KIND_BASELINE, "as eventfd-epoll, read, handler; timed at its entry",
+	 "uintr-epoll-handler", prep_eventfd, side_eventfd_epoll_h},
+	{"uintr-epoll-handler", 0, KIND_UINTR, "as uintr-epoll, timed at the handler's entry", NULL,
+	 NULL, side_uintr_epoll_h},
 	{"cacheline-proc", 1, KIND_BASELINE, "spins on the line the peer writes",
 	 "uintr-poll-proc", NULL, side_cacheline},
 	{"uintr-poll-proc", 1, KIND_UINTR, "uintr_poll() loop, SN=1", NULL, prefork_uintr,

@@ -5,7 +5,9 @@
  * closing summary that names the winner, and write results.json with the
  * same "ratio_direction".  The event-loop rows of issue 15 are there too:
  * the sender-cost row send-epoll-busy, and the throughput pair
- * tp-eventfd-epoll-2 / tp-uintr-epoll-2 with its ratio and summary line.  The figures themselves are not checked (a
+ * tp-eventfd-epoll-2 / tp-uintr-epoll-2 with its ratio and summary line,
+ * and the latency pair timed at the handler's entry, eventfd-epoll-h /
+ * uintr-epoll-handler, with its summary line.  The figures themselves are not checked (a
  * benchmark's numbers are not a test's verdict), only that the report a
  * reader gets is there and consistent.  Skips (77) in sanitizer builds:
  * the plain build checks the same program.
@@ -62,7 +64,8 @@ int main(int argc, char **argv)
 	CHECK(mkdtemp(dir) != NULL);
 	snprintf(self, sizeof(self), "%s", argv[0]);
 	snprintf(cmd, sizeof(cmd), "%s %s/../bench/uintr-bench -q -n 200 "
-		 "-m cacheline,uintr-poll,send-epoll-busy,tp-eventfd-epoll-2,tp-uintr-epoll-2 -o %s",
+		 "-m cacheline,uintr-poll,eventfd-epoll-h,uintr-epoll-handler,send-epoll-busy,"
+		 "tp-eventfd-epoll-2,tp-uintr-epoll-2 -o %s",
 		 runner ? runner : "", dirname(self), dir);
 	f = popen(cmd, "r");
 	CHECK(f != NULL);
@@ -78,6 +81,12 @@ int main(int argc, char **argv)
 	CHECK(summary != NULL);
 	CHECK(strstr(summary, "vs cacheline") != NULL);
 	CHECK(strstr(summary, "x faster") || strstr(summary, "x slower") || strstr(summary, "tie"));
+	CHECK(has_line_starting(out, "eventfd-epoll-h "));
+	CHECK(has_line_starting(out, "uintr-epoll-handler "));
+	summary = strstr(out, "\nSummary (one-way p50; " DIRECTION "):\n");
+	summary = strstr(summary, "uintr-epoll-handler ");
+	CHECK(summary != NULL);
+	CHECK(strstr(summary, "vs eventfd-epoll-h") != NULL);
 	CHECK(has_line_starting(out, "send-epoll-busy "));
 	CHECK(has_line_starting(out, "tp-eventfd-epoll-2 "));
 	CHECK(has_line_starting(out, "tp-uintr-epoll-2 "));
@@ -96,6 +105,8 @@ int main(int argc, char **argv)
 	CHECK(strstr(json, "\"ratio_direction\": \"" DIRECTION "\"") != NULL);
 	CHECK(strstr(json, "\"cacheline\"") != NULL);
 	CHECK(strstr(json, "\"uintr-poll\"") != NULL);
+	CHECK(strstr(json, "\"eventfd-epoll-h\"") != NULL);
+	CHECK(strstr(json, "\"uintr-epoll-handler\"") != NULL);
 	CHECK(strstr(json, "\"send-epoll-busy\"") != NULL);
 	CHECK(strstr(json, "\"tp-eventfd-epoll-2\"") != NULL);
 	CHECK(strstr(json, "\"tp-uintr-epoll-2\"") != NULL);
