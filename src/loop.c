@@ -30,7 +30,7 @@
  *   4. in one step: SN := r->polling (0 unless the program keeps the loop
  *      busy with uintr_set_polling(1)), ON := 0, EPOCH += 1; then look at
  *      PIR again: anything posted between 2 and 4 found SN = 1 and did not
- *      notify, so it is drained here (back to 2).  A post after 4 finds
+ *      notify, so it is drained here (back to 1).  A post after 4 finds
  *      SN = 0 and notifies.  The RMW of 4 and the seq_cst PIR load against
  *      the sender's PIR RMW and status load is the store-buffering pair of
  *      uintr_wait's spin phase (model/README.md): one of the two sees the
@@ -44,7 +44,8 @@
  * by a recognition.  Why 4 clears ON and bumps EPOCH again: with SN = 1
  * from 1 to 4 no sender can set ON, but a handler may clear SN for a while
  * (uintr_wait, a nested uintr_loop_drain); a write made then and consumed
- * by 3 must not leave its ON behind, nor let its sender set it later.
+ * by 3 must not leave its ON behind, nor let its sender set it later
+ * (the model's handler only unregisters: this case is argued, not checked).
  * (EPOCH thus moves twice per drain, so the 13 bits cover 4096 drains of a
  * sender stalled between its status load and its CAS.)  3 reads the
  * receiver's eventfd even after a handler unregistered it: r is only
