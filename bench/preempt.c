@@ -82,7 +82,7 @@ struct ctx {
 
 #if defined(__x86_64__)
 void ctx_switch(struct ctx *from, struct ctx *to);
-__asm__(".text\n"
+__asm__(".pushsection preempt_switch,\"ax\",@progbits\n"
 	".globl ctx_switch\n"
 	".type ctx_switch, @function\n"
 	"ctx_switch:\n\t"
@@ -91,7 +91,8 @@ __asm__(".text\n"
 	"movq (%rsi), %rsp\n\t"
 	"popq %r15\n\tpopq %r14\n\tpopq %r13\n\tpopq %r12\n\tpopq %rbx\n\tpopq %rbp\n\t"
 	"ret\n\t"
-	".size ctx_switch, .-ctx_switch\n");
+	".size ctx_switch, .-ctx_switch\n"
+	".popsection\n");
 
 static void ctx_make(struct ctx *c, void *stack, size_t size, void (*entry)(void))
 {
@@ -144,9 +145,13 @@ struct run {
 	uint64_t start ALIGNED; /* tick at which arrival 0 is due */
 	_Atomic uint32_t head ALIGNED; /* written by the generator */
 	uint32_t ring[RING_SIZE];
+	/* 0, or ticks after start at which the worker gives up (a policy that
+	 * livelocks the worker would take minutes to finish a closed-loop run) */
+	uint64_t time_limit;
 	/* the worker's, results */
 	uint64_t preemptions, elapsed_ticks;
 	uint32_t completed;
+	int timed_out;
 	char err[160];
 };
 
@@ -165,14 +170,34 @@ static uint64_t g_preemptions;
 static struct run *g_run;
 static int g_signo;
 
-static void to_scheduler(void)
+/*
+ * The switch code, in a section of its own: a preempted request resumes in
+ * it (inside the frame call, below the notification's kernel frame) and
+ * marks itself preemptible before it has returned through the frame call
+ * and sigreturn.  An interrupt that lands there must not switch again: the
+ * new frame would nest below the old one, and a timer that fires just
+ * after every resumption (it does, at 10 us: the preemption cycle is about
+ * one quantum) grows the stack until it overflows.  So the handler does
+ * not preempt code at these addresses, as Go does not preempt its runtime
+ * and asyncPreempt (uintr_frame_call(3), "Unsafe points"); libuintr refuses
+ * the call itself in its own code after fn returns (EBUSY).
+ */
+#define SWITCH_CODE __attribute__((section("preempt_switch"), noinline))
+extern const char __start_preempt_switch[], __stop_preempt_switch[];
+
+static int in_switch_code(unsigned long long ip)
+{
+	return ip >= (uintptr_t)__start_preempt_switch && ip < (uintptr_t)__stop_preempt_switch;
+}
+
+SWITCH_CODE static void to_scheduler(void)
 {
 	g_preemptible = 0;
 	ctx_switch(&g_current->ctx, &g_sched);
 	g_preemptible = 1;
 }
 
-static void preempt_call(void *arg)
+SWITCH_CODE static void preempt_call(void *arg)
 {
 	(void)arg;
 	g_preemptions++;
@@ -183,7 +208,8 @@ static void preempt_call(void *arg)
 static void uintr_handler(struct uintr_frame *frame, unsigned long long vector)
 {
 	(void)vector;
-	if (g_preemptible && uintr_frame_call(frame, preempt_call, NULL) == 0)
+	if (g_preemptible && !in_switch_code(frame->ip) &&
+	    uintr_frame_call(frame, preempt_call, NULL) == 0)
 		g_preemptible = 0;
 }
 
@@ -208,6 +234,12 @@ static void signal_handler(int signo, siginfo_t *si, void *uc)
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 	g_preemptions++;
 	ctx_switch(&g_current->ctx, &g_sched);
+	/* Resumed: block the signal until sigreturn restores the mask, or a
+	 * tick in the rest of this handler would switch again from a frame
+	 * nested below this one, and a tick per quantum would grow the stack
+	 * without bound (what libuintr's EBUSY rule prevents for
+	 * uintr_frame_call). */
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	g_preemptible = 1;
 	errno = saved;
 }
@@ -316,6 +348,12 @@ static void *worker_main(void *arg)
 	 * (Shinjuku's "back of the queue"). */
 	while (run->completed < run->n) {
 		struct ult *u = NULL;
+		uint64_t now = now_ticks();
+
+		if (run->time_limit && now > run->start && now - run->start > run->time_limit) {
+			run->timed_out = 1;
+			break;
+		}
 
 		if (tail != atomic_load_explicit(&run->head, memory_order_acquire) && g_free) {
 			u = g_free;
@@ -412,6 +450,7 @@ static int do_run(struct run *run)
 		g_ults[i].stack = (char *)g_stacks + (size_t)i * STACK_SIZE;
 	atomic_store(&run->head, 0);
 	run->completed = 0;
+	run->timed_out = 0;
 	run->err[0] = '\0';
 	run->start = now_ticks() + ns_to_ticks(2e6); /* 2 ms to start the worker */
 	if (pthread_create(&w, NULL, worker_main, run) != 0)
@@ -431,6 +470,7 @@ struct result {
 	uint64_t preemptions;
 	double cost_ns; /* of the policy's closed-loop run */
 	double capacity_rps;
+	int saturated;  /* the offered rate was above the policy's capacity: no latencies */
 };
 
 #define MAX_RESULTS 128
@@ -520,13 +560,21 @@ static void write_json(const char *cpu, double capacity)
 	for (int i = 0; i < g_nres; i++) {
 		const struct result *r = &g_res[i];
 
-		fprintf(f, "    {\"policy\": \"%s\", \"quantum_ns\": %ld, \"load\": %.1f, "
-			   "\"short_p50_ns\": %.0f, \"short_p99_ns\": %.0f, \"short_p999_ns\": %.0f, "
-			   "\"long_p99_ns\": %.0f, \"throughput_rps\": %.0f, \"preemptions\": %llu, "
-			   "\"preemption_cost_ns\": %.1f, \"capacity_rps\": %.0f}%s\n",
-			g_policy_name[r->policy], r->quantum_ns, r->load, r->short_p50, r->short_p99,
-			r->short_p999, r->long_p99, r->throughput, (unsigned long long)r->preemptions,
-			r->cost_ns, r->capacity_rps, i + 1 < g_nres ? "," : "");
+		fprintf(f, "    {\"policy\": \"%s\", \"quantum_ns\": %ld, \"load\": %.1f, ",
+			g_policy_name[r->policy], r->quantum_ns, r->load);
+		if (r->saturated)
+			/* the worker cannot serve this load: no latency exists */
+			fprintf(f, "\"saturated\": true, \"short_p50_ns\": null, \"short_p99_ns\": null, "
+				   "\"short_p999_ns\": null, \"long_p99_ns\": null, \"throughput_rps\": null, "
+				   "\"preemptions\": null, ");
+		else
+			fprintf(f, "\"saturated\": false, \"short_p50_ns\": %.0f, \"short_p99_ns\": %.0f, "
+				   "\"short_p999_ns\": %.0f, \"long_p99_ns\": %.0f, \"throughput_rps\": %.0f, "
+				   "\"preemptions\": %llu, ",
+				r->short_p50, r->short_p99, r->short_p999, r->long_p99, r->throughput,
+				(unsigned long long)r->preemptions);
+		fprintf(f, "\"preemption_cost_ns\": %.1f, \"capacity_rps\": %.0f}%s\n", r->cost_ns,
+			r->capacity_rps, i + 1 < g_nres ? "," : "");
 	}
 	fprintf(f, "  ]\n}\n");
 	fclose(f);
@@ -550,7 +598,8 @@ static void plot(const char *cpu)
 			continue;
 		fprintf(f, "# %s %ld\n", g_policy_name[g_res[i].policy], g_res[i].quantum_ns);
 		for (j = i; j < g_nres; j++)
-			if (g_res[j].policy == g_res[i].policy && g_res[j].quantum_ns == g_res[i].quantum_ns)
+			if (g_res[j].policy == g_res[i].policy && g_res[j].quantum_ns == g_res[i].quantum_ns &&
+			    !g_res[j].saturated)
 				fprintf(f, "%.1f %.3f\n", g_res[j].load, g_res[j].short_p999 / 1000.0);
 		fprintf(f, "\n\n");
 	}
@@ -599,7 +648,11 @@ static void summary(void)
 {
 	const struct result *rtc = find(P_RTC, 0, 0.7), *u = find(P_UINTR, 10000, 0.7),
 			    *up = find(P_UINTR_POLL, 10000, 0.7), *s = find(P_SIGNAL, 10000, 0.7);
-	const struct result *best = u && up ? (u->short_p999 < up->short_p999 ? u : up) : u ? u : up;
+	/* A saturated run has no latency; its mode cannot be the better one
+	 * (the costs and capacities come from the closed-loop runs). */
+	const struct result *ul = u && !u->saturated ? u : NULL, *upl = up && !up->saturated ? up : NULL;
+	const struct result *best = ul && upl ? (ul->short_p999 < upl->short_p999 ? ul : upl)
+				  : ul ? ul : upl;
 
 	printf("\nSummary (targets of issue 13, this run):\n");
 	if (rtc && best)
@@ -690,6 +743,13 @@ int main(int argc, char **argv)
 		perror("memory");
 		return 1;
 	}
+	/* A guard page at the low end of each stack: an overflow faults
+	 * where it happens instead of corrupting the next stack's top. */
+	for (uint32_t i = 0; i < MAX_LIVE; i++)
+		if (mprotect((char *)g_stacks + (size_t)i * STACK_SIZE, 4096, PROT_NONE) != 0) {
+			perror("mprotect");
+			return 1;
+		}
 	run.n = g_nreq;
 	printf("uintr-preempt: %u requests per run, 99.5%% of %.0f us and 0.5%% of %.0f us; "
 	       "one worker, one load generator; %s\n",
@@ -710,36 +770,57 @@ int main(int argc, char **argv)
 			run.quantum_ns = q ? q : 1000000;
 			run.load = 0;
 			make_requests(run.reqs, run.n, 0);
+			/* A policy whose interrupts cost more than its quantum (a
+			 * signal every 10 us on a VM) livelocks the worker: stop it
+			 * at 10x rtc's time and measure what it did by then. */
+			run.time_limit = p == P_RTC ? 0 : ns_to_ticks(fmax(10 * rtc_ns, 1e9));
 			if (do_run(&run) != 0) {
 				printf("%-18s %6ld: %s\n", g_policy_name[p], q / 1000, run.err);
 				continue;
 			}
 			t_ns = ticks_to_ns(run.elapsed_ticks);
-			cap = run.n / (t_ns * 1e-9);
+			cap = run.completed / (t_ns * 1e-9);
 			if (p == P_RTC) {
 				rtc_ns = t_ns;
 				capacity_rps = cap;
 			}
-			cost = run.preemptions ? (t_ns - rtc_ns) / (double)run.preemptions : 0;
+			/* rtc's time for the requests this run completed */
+			cost = run.preemptions ? (t_ns - rtc_ns * run.completed / run.n) /
+							 (double)run.preemptions : 0;
 			for (size_t li = 0; li < sizeof(g_loads) / sizeof(g_loads[0]); li++) {
 				struct result *r;
 
 				if (g_nres >= MAX_RESULTS)
 					break;
 				run.load = g_loads[li];
-				make_requests(run.reqs, run.n, g_loads[li] * capacity_rps * 1e-9);
-				if (do_run(&run) != 0) {
-					printf("%-18s %6ld %4.1f: %s\n", g_policy_name[p], q / 1000,
-					       g_loads[li], run.err);
-					continue;
-				}
-				r = &g_res[g_nres++];
+				r = &g_res[g_nres];
+				memset(r, 0, sizeof(*r));
 				r->policy = (enum policy)p;
 				r->quantum_ns = q;
 				r->load = g_loads[li];
-				latencies(&run, r);
 				r->cost_ns = cost;
 				r->capacity_rps = cap;
+				/* Offered more than it can serve, the queue grows for as
+				 * long as the run lasts: no latency to report. */
+				r->saturated = g_loads[li] * capacity_rps > cap;
+				if (!r->saturated) {
+					make_requests(run.reqs, run.n, g_loads[li] * capacity_rps * 1e-9);
+					run.time_limit = ns_to_ticks(fmax(20 * rtc_ns, 1e9));
+					if (do_run(&run) != 0) {
+						printf("%-18s %6ld %4.1f: %s\n", g_policy_name[p], q / 1000,
+						       g_loads[li], run.err);
+						continue;
+					}
+					r->saturated = run.timed_out;
+				}
+				g_nres++;
+				if (r->saturated) {
+					printf("%-18s %6ld %4.1f   saturated: capacity %.0f rps < offered %.0f rps\n",
+					       g_policy_name[p], q / 1000, r->load, cap,
+					       g_loads[li] * capacity_rps);
+					continue;
+				}
+				latencies(&run, r);
 				printf("%-18s %6ld %4.1f %10.0f %10.0f %10.0f %10.0f %10.0f %9llu %9.0f %9.0f\n",
 				       g_policy_name[p], q / 1000, r->load, r->short_p50, r->short_p99,
 				       r->short_p999, r->long_p99, r->throughput,

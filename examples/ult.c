@@ -112,8 +112,26 @@ static void switch_to(ucontext_t *from, ucontext_t *to, void *to_fiber)
 	}
 }
 
+/*
+ * The switch code lives in a section of its own.  A preempted ULT resumes
+ * inside preempt(), below the notification's kernel frame, and is
+ * preemptible again (to_scheduler) a few instructions before it is back
+ * in its own code.  An interrupt there must not preempt it again: the new
+ * frame would nest below the old one, and a timer that fires just after
+ * each resumption would grow the ULT's stack until it overflows.  So the
+ * handler leaves code at these addresses alone (uintr_frame_call(3),
+ * "Unsafe points"; libuintr does the same in its own code).
+ */
+#define SWITCH_CODE __attribute__((section("ult_switch"), noinline))
+extern const char __start_ult_switch[], __stop_ult_switch[];
+
+static int in_switch_code(unsigned long long ip)
+{
+	return ip >= (uintptr_t)__start_ult_switch && ip < (uintptr_t)__stop_ult_switch;
+}
+
 /* From a ULT to its worker's scheduler; returns when the ULT is resumed. */
-static void to_scheduler(struct worker *w)
+SWITCH_CODE static void to_scheduler(struct worker *w)
 {
 	struct ult *u = w->current;
 
@@ -123,7 +141,7 @@ static void to_scheduler(struct worker *w)
 }
 
 /* Called by the interrupted ULT after the handler's UIRET. */
-static void preempt(void *arg)
+SWITCH_CODE static void preempt(void *arg)
 {
 	struct worker *w = arg;
 
@@ -138,7 +156,7 @@ static void handler(struct uintr_frame *frame, unsigned long long vector)
 {
 	struct worker *w = self;
 
-	if (!w->preemptible)
+	if (!w->preemptible || in_switch_code(frame->ip))
 		return; /* the scheduler runs, or a switch is under way */
 	/* EBUSY: a preemption is already asked for in this delivery (both
 	 * vectors came at once; the higher, the dispatcher's, went first). */

@@ -266,6 +266,45 @@ static void uintr__notification(siginfo_t *si, ucontext_t *uc)
 	uintr__notified(r, uc);
 }
 
+/*
+ * The end of a run of the notification handler whose frame call has
+ * returned.  fn runs with the interrupted code's signal mask (the
+ * notification signal unblocked), and so does what follows it: the
+ * handler's epilogue and the restorer's sigreturn.  A notification taken
+ * there is a new handler run on the same stack, below the first one's
+ * kernel frame; if it too granted a call, and fn switched away and came
+ * back just before the next quantum, every quantum would add a frame and
+ * a runtime that preempts every 10 us overflowed its user-level stacks
+ * (issue 13: uintr-preempt, uintr-timer at 10 us, where 8% of the timer's
+ * notifications landed there).  So a handler whose interrupted ip is in
+ * that code gets EBUSY from uintr_frame_call: the interrupt is delivered
+ * as always, only the call is refused; the code it interrupted is a few
+ * instructions from resuming the preempted context, and the next
+ * interrupt can preempt that.
+ *
+ * The code is this handler (in a section of its own, so that its bounds
+ * are the linker's __start_/__stop_ symbols) and the restorer it returns
+ * to (libc's sa_restorer or the vDSO's sigreturn trampoline: two
+ * instructions, within 16 bytes on the three architectures).  Before fn
+ * is called the rule changes nothing: call_granted already refuses a
+ * second call there.
+ */
+extern const char __start_uintr_signal_text[], __stop_uintr_signal_text[];
+#define UINTR__RESTORER_BYTES 16u
+
+static int uintr__interrupted_call_tail(const ucontext_t *uc, const void *restorer)
+{
+	struct uintr_frame frame;
+	uintptr_t ip;
+
+	uintr__arch_frame_read(uc, &frame);
+	ip = (uintptr_t)frame.ip;
+	return (ip >= (uintptr_t)__start_uintr_signal_text &&
+		ip < (uintptr_t)__stop_uintr_signal_text) ||
+	       ip - (uintptr_t)restorer < UINTR__RESTORER_BYTES;
+}
+
+__attribute__((section("uintr_signal_text"), noinline))
 void uintr__signal_handler(int signo, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
@@ -273,6 +312,8 @@ void uintr__signal_handler(int signo, siginfo_t *si, void *uc)
 							memory_order_relaxed);
 	struct uintr__frame_call call = {0}, *outer_call = uintr__self.signal_call;
 
+	if (uintr__interrupted_call_tail(uc, __builtin_return_address(0)))
+		call.refused = EBUSY;
 	uintr__self.signal_call = &call;
 	uintr__enter();
 	/* The kernel blocked this signal for the handler's run (sys.c). */
