@@ -123,6 +123,9 @@ comma := ,
 include test/compat/Makefile.inc
 all: $(COMPAT_LIBS) $(COMPAT_TESTS)
 
+include plugin/Makefile.inc
+all: $(PLUGIN_SO) $(PLUGIN_TESTS)
+
 # The examples (README "Examples"): built by make, run by make check (the
 # -muintr one through tools/uintr-run, where the emulation is built).
 EXAMPLES = $(patsubst examples/%.c,%,$(wildcard examples/*.c))
@@ -172,10 +175,11 @@ $(B)/examples/muintr/%: examples/muintr/%.c
 endif
 all: $(EXAMPLE_BIN)
 
-check: $(STATIC) $(TOOLS) $(BENCH) $(TEST_BIN) $(COMPAT_LIBS) $(COMPAT_TESTS) $(EXAMPLE_BIN)
+check: $(STATIC) $(TOOLS) $(BENCH) $(TEST_BIN) $(COMPAT_LIBS) $(COMPAT_TESTS) $(EXAMPLE_BIN) \
+		$(PLUGIN_SO) $(PLUGIN_TESTS)
 	@RUNNER="$(RUNNER)" TEST_LOGDIR=$(B)/test-logs \
 		UINTR_COMPAT_LIB=$(abspath $(COMPAT_SO)) test/run-tests.sh $(TEST_BIN) $(COMPAT_TESTS) \
-		$(EXAMPLE_BIN)
+		$(PLUGIN_TESTS) $(EXAMPLE_BIN)
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer, then
 # ThreadSanitizer (clang), each in its own build directory.
@@ -219,7 +223,8 @@ check-cross:
 $(B)/uintr.pc: uintr.pc.in Makefile
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@SAFEPOINT_CFLAGS@|$(if $(PLUGIN_SO),-fplugin=$(PLUGIN_INSTALL_DIR)/uintr_safepoint.so)|' $< > $@
 
 MAN7 = $(wildcard man/*.7)
 MAN3 = $(wildcard man/*.3)
@@ -227,7 +232,10 @@ MAN1 = $(wildcard man/*.1)
 INSTALLED_MAN = $(MAN7:man/%=$(MANDIR)/man7/%) $(MAN3:man/%=$(MANDIR)/man3/%) \
 	$(MAN1:man/%=$(MANDIR)/man1/%)
 
-install: $(STATIC) $(SHARED) $(TOOLS) $(COMPAT_LIBS) $(B)/uintr.pc
+# The safepoint plugin, for the gcc that built it (uintr-safepoint(7)).
+PLUGIN_INSTALL_DIR = $(LIBDIR)/uintr/plugin
+
+install: $(STATIC) $(SHARED) $(TOOLS) $(COMPAT_LIBS) $(PLUGIN_SO) $(B)/uintr.pc
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) \
 		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7
 	install -m 644 include/uintr.h $(DESTDIR)$(INCLUDEDIR)/uintr.h
@@ -240,6 +248,9 @@ install: $(STATIC) $(SHARED) $(TOOLS) $(COMPAT_LIBS) $(B)/uintr.pc
 	$(if $(COMPAT_SO),install -m 755 $(COMPAT_SO) $(COMPAT_A) $(DESTDIR)$(LIBDIR)/)
 	$(if $(COMPAT_SO),sed 's|^installed_libdir=$$|installed_libdir=$(LIBDIR)|' tools/uintr-run \
 		> $(DESTDIR)$(BINDIR)/uintr-run && chmod 755 $(DESTDIR)$(BINDIR)/uintr-run)
+	$(if $(PLUGIN_SO),install -d $(DESTDIR)$(PLUGIN_INSTALL_DIR))
+	$(if $(PLUGIN_SO),install -m 755 $(PLUGIN_SO) $(DESTDIR)$(PLUGIN_INSTALL_DIR)/uintr_safepoint.so)
+	$(if $(PLUGIN_SO),ln -sf uintr_safepoint.so $(DESTDIR)$(PLUGIN_INSTALL_DIR)/uintr-safepoint.so)
 	$(if $(MAN7),install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7/)
 	$(if $(MAN3),install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/)
 	$(if $(MAN1),install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/)
@@ -251,7 +262,9 @@ uninstall:
 		$(DESTDIR)$(LIBDIR)/pkgconfig/uintr.pc $(TOOLS:$(B)/%=$(DESTDIR)$(BINDIR)/%) \
 		$(DESTDIR)$(LIBDIR)/libuintr-compat.so $(DESTDIR)$(LIBDIR)/libuintr-compat.a \
 		$(DESTDIR)$(BINDIR)/uintr-run \
+		$(DESTDIR)$(PLUGIN_INSTALL_DIR)/uintr_safepoint.so $(DESTDIR)$(PLUGIN_INSTALL_DIR)/uintr-safepoint.so \
 		$(addprefix $(DESTDIR),$(INSTALLED_MAN))
+	-rmdir $(DESTDIR)$(PLUGIN_INSTALL_DIR) $(DESTDIR)$(LIBDIR)/uintr 2>/dev/null
 
 # Flake hunt (issue 16 section 0): run one suite REPEAT times in a row and
 # count green and red runs, e.g. make check-repeat SUITE=check-cross.
