@@ -50,8 +50,9 @@ build() {
 	name=$1 exe=$2
 	shift 2
 	(cd "src/$name" && $CC -O2 -w $CFLAGS_X "$@" -o "$out/$exe.base" $LIBS_X &&
-	 $CC -O2 -w $CFLAGS_X -fplugin="$plugin" "$@" -o "$out/$exe.sp" "$lib" -pthread $LIBS_X) || {
-		echo "skipped $name: build failed"
+	 $CC -O2 -w $CFLAGS_X -fplugin="$plugin" "$@" -o "$out/$exe.sp" "$lib" -pthread $LIBS_X) \
+		> "$out/build-$name.log" 2>&1 || {
+		echo "skipped $name: build failed ($out/build-$name.log)"
 		return 1
 	}
 }
@@ -92,6 +93,9 @@ if fetch bzip2; then
 	fi
 fi
 if fetch lua5.4; then
+	# Debian's patches make luaconf.h include a header its build generates.
+	printf '#define DEB_HOST_MULTIARCH "%s"\n' "$($CC -dumpmachine)" \
+		> src/lua5.4/src/lua5.4-deb-multiarch.h
 	CFLAGS_X="-DLUA_COMPAT_5_3 -DLUA_USE_LINUX" LIBS_X="-lm -ldl"
 	if build lua5.4 lua $(cd src/lua5.4 && ls src/*.c | grep -v 'luac\.c$'); then
 		cat > lua-work.lua <<'LUA'
