@@ -2,10 +2,10 @@
  * uintr-safepoint: the GCC plugin that puts libuintr's safepoints into the
  * code it compiles (uintr-safepoint(7), issue 14).
  *
- *     gcc -fplugin=.../uintr-safepoint.so -O2 -c prog.c
+ *     gcc -fplugin=.../uintr_safepoint.so -O2 -c prog.c
  *
- * At every function entry and at every loop back-edge (the loop's latch) the
- * plugin inserts the check of src/safepoint.c:
+ * At every function entry and at every loop back-edge (the loop's latch;
+ * but see "bounded" below) the plugin inserts the check of src/safepoint.c:
  *
  *     p = uintr_safepoint_word;          TLS pointer, initial-exec
  *     if (*(volatile u64 *)p != 0)       a branch, probability very unlikely
@@ -35,7 +35,7 @@
  *  - a function with __attribute__((uintr_no_safepoint)) (the plugin
  *    registers the attribute, so gcc does not warn about it; it also
  *    defines __UINTR_SAFEPOINTS__ so a header can tell when it is loaded);
- *  - every function of a file named by -fplugin-arg-uintr-safepoint-exclude=
+ *  - every function of a file named by -fplugin-arg-uintr_safepoint-exclude=
  *    PATTERN[:PATTERN...] (fnmatch(3) against the main input file name and
  *    against its last component);
  *  - uintr_safepoint itself (a program that defines its own);
@@ -45,9 +45,13 @@
  *    every register they use; a call would make them save them all), naked
  *    (no frame: nothing may be added) and no_caller_saved_registers (code
  *    of the same kind as interrupt handlers).
- * Options: -fplugin-arg-uintr-safepoint-exclude=PATTERNS (above),
- * -fplugin-arg-uintr-safepoint-no-entry (latches only),
- * -fplugin-arg-uintr-safepoint-verbose (a note per instrumented function).
+ * Options: -fplugin-arg-uintr_safepoint-exclude=PATTERNS (above),
+ * -fplugin-arg-uintr_safepoint-no-entry (latches only),
+ * -fplugin-arg-uintr_safepoint-bounded=N (an innermost loop known to run at
+ * most N times per entry gets no latch check; default 256, 0: every loop),
+ * -fplugin-arg-uintr_safepoint-verbose (a note per instrumented function).
+ * (The plugin's name in these options has an underscore: GCC ends the name
+ * at the first '-', so the file is uintr_safepoint.so.)
  */
 #include "gcc-plugin.h"
 #include "plugin-version.h"
@@ -84,6 +88,7 @@ int plugin_is_GPL_compatible;
 static const char *exclude_patterns; /* -fplugin-arg-...-exclude= */
 static bool no_entry;                /* -fplugin-arg-...-no-entry */
 static bool verbose;                 /* -fplugin-arg-...-verbose */
+static long bounded = 256;           /* -fplugin-arg-...-bounded=N */
 static int file_excluded = -1;       /* main_input_filename matched (-1: not yet known) */
 
 /* The decls the checks use: found in the unit (a program that includes
@@ -299,15 +304,31 @@ public:
 unsigned int safepoint_pass::execute(function *fun)
 {
 	auto_vec<basic_block> latches;
-	unsigned int n;
+	unsigned int n, skipped = 0;
 
 	make_decls();
 	/* Simple latches: each loop's latch is a block of its own whose one
 	 * successor is the header, so the check runs once per back-edge. */
 	loop_optimizer_init(LOOPS_HAVE_SIMPLE_LATCHES | LOOPS_HAVE_PREHEADERS);
-	for (auto loop : loops_list(fun, 0))
-		if (loop->latch && loop->latch != ENTRY_BLOCK_PTR_FOR_FN(fun))
-			latches.safe_push(loop->latch);
+	for (auto loop : loops_list(fun, 0)) {
+		if (!loop->latch || loop->latch == ENTRY_BLOCK_PTR_FOR_FN(fun))
+			continue;
+		/* An innermost loop that GCC knows runs at most `bounded`
+		 * times per entry needs no check of its own: the time between
+		 * two checks stays bounded by the code of its body (its calls
+		 * have their own checks), and the enclosing loop's latch or
+		 * the code after it checks.  (A 128-iteration inner product
+		 * then costs nothing; bounds are known from -O1 on.) */
+		if (!loop->inner && bounded > 0) {
+			HOST_WIDE_INT max = get_max_loop_iterations_int(loop);
+
+			if (max >= 0 && max <= bounded) {
+				skipped++;
+				continue;
+			}
+		}
+		latches.safe_push(loop->latch);
+	}
 	/* The CFG changes below leave no dominator information to update. */
 	free_dominance_info(CDI_DOMINATORS);
 	free_dominance_info(CDI_POST_DOMINATORS);
@@ -327,8 +348,9 @@ unsigned int safepoint_pass::execute(function *fun)
 	/* The new loads and the call have virtual operands to rename. */
 	mark_virtual_operands_for_renaming(fun);
 	if (verbose)
-		inform(DECL_SOURCE_LOCATION(fun->decl), "uintr-safepoint: %u safepoints in %qD", n,
-		       fun->decl);
+		inform(DECL_SOURCE_LOCATION(fun->decl),
+		       "uintr-safepoint: %u safepoints in %qD (%u bounded loops without)", n,
+		       fun->decl, skipped);
 	return 0;
 }
 
@@ -351,9 +373,11 @@ int plugin_init(struct plugin_name_args *info, struct plugin_gcc_version *versio
 			no_entry = true;
 		else if (!strcmp(key, "verbose"))
 			verbose = true;
+		else if (!strcmp(key, "bounded") && val)
+			bounded = strtol(val, NULL, 10);
 		else
 			error("uintr-safepoint: unknown argument %qs (exclude=PATTERNS, "
-			      "no-entry, verbose)", key);
+			      "no-entry, bounded=N, verbose)", key);
 	}
 	pass.pass = new safepoint_pass(g);
 	pass.reference_pass_name = "optimized";
