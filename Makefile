@@ -302,6 +302,14 @@ check-install:
 		 "g++ -std=c++11 -x c++" "clang++ -std=c++17 -x c++"; do \
 		$$c -Wall -Wextra -pedantic -Werror -fsyntax-only -I$$inc $(B)/hdr.c; \
 	done; echo "uintr.h: compiles as C11, gnu11, C++11, C++17 with gcc and clang"
+	@set -e; pc="$(CURDIR)/$(B)/stage/usr/local/lib/pkgconfig"; root="$(CURDIR)/$(B)/stage"; \
+	sp=$$(PKG_CONFIG_PATH=$$pc pkg-config --variable=safepoint_cflags uintr); \
+	if [ -z "$$sp" ]; then echo "safepoint_cflags: empty (libuintr built without the plugin)"; else \
+		sp=$$(echo "$$sp" | sed "s|-fplugin=|-fplugin=$$root|"); \
+		printf 'int f(int n) { int s = 0; for (int i = 0; i < n; i++) s += i * i; return s; }\n' > $(B)/sp.c; \
+		gcc -O2 -Wall -Werror $$sp -c $(B)/sp.c -o $(B)/sp.o; \
+		nm $(B)/sp.o | grep -q 'U uintr_safepoint_word' && \
+		echo "safepoint_cflags: $$(PKG_CONFIG_PATH=$$pc pkg-config --variable=safepoint_cflags uintr) instruments code"; fi
 	$(MAKE) --no-print-directory uninstall DESTDIR=$(CURDIR)/$(B)/stage PREFIX=/usr/local
 	@left=$$(find $(B)/stage -type f -o -type l | wc -l); echo "after uninstall: $$left files left"; [ $$left -eq 0 ]
 
