@@ -21,10 +21,13 @@
  * Slowdown: each compute workload (safepoint-kernels.c) built with and
  * without the plugin, and the programs listed by bench/safepoint-sources.sh
  * (real code bases built from Debian source packages both ways, running
- * their own workload), timed alternately; the time of a workload is the
- * minimum over its repetitions (21 for a kernel, 7 for a program: other
- * work on the machine only adds), and
- * ratio = instrumented / baseline.  geomean_slowdown over all rows.
+ * their own workload), timed in pairs (one run of each build back to back,
+ * the order alternating; 21 pairs for a kernel, 7 for a program):
+ * baseline_ns and instrumented_ns are the fastest run of each (other work
+ * on the machine only adds), ratio the median over the pairs of
+ * instrumented / baseline (a pair shares the machine's state of the
+ * moment, so the ratio resists the load changing during the run).
+ * geomean_slowdown over all rows.
  *
  * Prints a table and the targets, writes DIR/safepoint.json.
  * Options: -o DIR, -n ROUNDS (latency), -r REPS (slowdown), -w FILE (the
@@ -230,8 +233,23 @@ static void run_mode(enum mode m, uint64_t rounds, uint64_t warm, struct stats *
 
 struct slow {
 	char name[64];
-	double base_ns, instr_ns;
+	double base_ns, instr_ns; /* fastest run of each build */
+	double ratio;             /* median of the pairs' instrumented / baseline */
 };
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+#define MAX_REPS 101
+static double median_of(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 
 static struct slow g_slow[MAX_ROWS];
 static int g_nslow;
@@ -304,17 +322,27 @@ static void slow_kernels(int reps)
 		r->base_ns = r->instr_ns = INFINITY;
 		if (run_kernel(k, 0) != run_kernel(k, 1))
 			bench_fail("%s: the instrumented build gives another answer", r->name);
-		for (int i = 0; i < reps; i++)
-			for (int plain = 1; plain >= 0; plain--) {
-				uint64_t t0 = mono_ns(), t1;
+		double pr[MAX_REPS];
+
+		for (int i = 0; i < reps; i++) {
+			double t[2];
+
+			/* The order alternates, so neither build always runs
+			 * first after the other's caches. */
+			for (int j = 0; j < 2; j++) {
+				int plain = (i + j) % 2;
+				uint64_t t0 = mono_ns();
 
 				g_sink += run_kernel(k, plain);
-				t1 = mono_ns();
-				if (plain && t1 - t0 < r->base_ns)
-					r->base_ns = (double)(t1 - t0);
-				if (!plain && t1 - t0 < r->instr_ns)
-					r->instr_ns = (double)(t1 - t0);
+				t[plain] = (double)(mono_ns() - t0);
 			}
+			if (t[1] < r->base_ns)
+				r->base_ns = t[1];
+			if (t[0] < r->instr_ns)
+				r->instr_ns = t[0];
+			pr[i] = t[0] / t[1];
+		}
+		r->ratio = median_of(pr, reps);
 	}
 }
 
@@ -356,16 +384,28 @@ static void slow_programs(const char *list, int reps)
 		r = &g_slow[g_nslow];
 		snprintf(r->name, sizeof(r->name), "%s", name);
 		r->base_ns = r->instr_ns = INFINITY;
-		for (int i = 0; i < reps && ok; i++) {
-			double b = run_cmd(base), s = run_cmd(instr);
+		double pr[MAX_REPS];
 
+		for (int i = 0; i < reps && ok; i++) {
+			double b, s;
+
+			if (i % 2) {
+				s = run_cmd(instr);
+				b = run_cmd(base);
+			} else {
+				b = run_cmd(base);
+				s = run_cmd(instr);
+			}
 			if (b < 0 || s < 0)
 				ok = 0;
 			if (b < r->base_ns)
 				r->base_ns = b;
 			if (s < r->instr_ns)
 				r->instr_ns = s;
+			pr[i] = s / b;
 		}
+		if (ok)
+			r->ratio = median_of(pr, reps);
 		if (!ok) {
 			printf("%s: a run failed, row skipped\n", name);
 			continue;
@@ -435,6 +475,8 @@ int main(int argc, char **argv)
 		default: usage();
 		}
 	}
+	if (reps < 1 || reps > MAX_REPS)
+		bench_fail("-r: 1 to %d", MAX_REPS);
 	bench_set_main();
 	timer_init();
 	if (!g_timer_tsc)
@@ -464,7 +506,7 @@ int main(int argc, char **argv)
 		       lat[m].max, lat[m].n);
 	printf("\n%-18s %14s %14s %8s\n", "slowdown", "baseline ns", "instrumented", "ratio");
 	for (int i = 0; i < g_nslow; i++) {
-		double r = g_slow[i].instr_ns / g_slow[i].base_ns;
+		double r = g_slow[i].ratio;
 
 		logsum += log(r);
 		if (r > worst)
@@ -511,8 +553,10 @@ int main(int argc, char **argv)
 		FALLBACK_NS);
 	fprintf(f, "    \"method\": \"latency: one way, CPUs 0 and 1; cacheline, uintr-safepoint, "
 		   "uintr-async, signal-running: ping-pong RTT/2; uintr-fallback: TSC at the handler "
-		   "minus TSC before the send. slowdown: minimum over alternating runs of each "
-		   "build (kernels %d, programs %d); ratio = instrumented / baseline\"\n  },\n", reps, quick ? 1 : 7);
+		   "minus TSC before the send. slowdown: pairs of runs, one of each build back to back "
+		   "in alternating order (kernels %d pairs, programs %d); baseline_ns and "
+		   "instrumented_ns: the fastest run of each; ratio: the median over the pairs of "
+		   "instrumented / baseline\"\n  },\n", reps, quick ? 1 : 7);
 	fprintf(f, "  \"latency\": [\n");
 	for (int m = 0; m < M_COUNT; m++)
 		fprintf(f, "    {\"name\": \"%s\", \"p50_ns\": %.1f, \"p99_ns\": %.1f, \"max_ns\": %.1f, "
@@ -523,7 +567,7 @@ int main(int argc, char **argv)
 		fprintf(f, "    {\"workload\": ");
 		json_str(f, g_slow[i].name);
 		fprintf(f, ", \"baseline_ns\": %.0f, \"instrumented_ns\": %.0f, \"ratio\": %.4f}%s\n",
-			g_slow[i].base_ns, g_slow[i].instr_ns, g_slow[i].instr_ns / g_slow[i].base_ns,
+			g_slow[i].base_ns, g_slow[i].instr_ns, g_slow[i].ratio,
 			i + 1 < g_nslow ? "," : "");
 	}
 	fprintf(f, "  ],\n  \"geomean_slowdown\": %.4f,\n  \"max_slowdown\": %.4f,\n", geo, worst);
