@@ -18,6 +18,7 @@ for t in "$@"; do
 		name=compat/$name; runner="$(dirname "$0")/../tools/uintr-run --abi=later" ;;
 	*/test/compat/*)	# -muintr programs run under the emulation
 		name=compat/$name; runner="$(dirname "$0")/../tools/uintr-run" ;;
+	*/test/plugin/*) name=plugin/$name ;;	# built with the safepoint plugin
 	*/examples/muintr/*)
 		name=examples/muintr/$name; runner="$(dirname "$0")/../tools/uintr-run" ;;
 	*/examples/*) name=examples/$name ;;
