@@ -71,4 +71,46 @@ static inline int tl_epoll_with(int fd)
 	return ep;
 }
 
+/* A sender thread (tl_sender) that posts the vectors of a request, in
+ * order, through the uintr_fds in tl_fds (-1: none), and tl_post(), which
+ * hands it a request and returns once its uintr_senduipi() calls have:
+ * every post is complete before the test looks. */
+#define TL_MAX_REQUEST 8
+static int tl_fds[UINTR_MAX_VECTORS];
+static int tl_req_vec[TL_MAX_REQUEST], tl_req_n;
+static _Atomic int tl_req_seq, tl_done_seq, tl_stop;
+
+static inline void *tl_sender(void *arg)
+{
+	int idx[UINTR_MAX_VECTORS], v, seen = 0, i;
+
+	(void)arg;
+	for (v = 0; v < UINTR_MAX_VECTORS; v++)
+		idx[v] = tl_fds[v] >= 0 ? uintr_register_sender(tl_fds[v], 0) : -1;
+	for (;;) {
+		WAIT_UNTIL(atomic_load(&tl_req_seq) != seen || atomic_load(&tl_stop));
+		if (atomic_load(&tl_stop))
+			break;
+		seen = atomic_load(&tl_req_seq);
+		for (i = 0; i < tl_req_n; i++) {
+			CHECK(idx[tl_req_vec[i]] >= 0);
+			uintr_senduipi((unsigned long long)idx[tl_req_vec[i]]);
+		}
+		atomic_store(&tl_done_seq, seen);
+	}
+	return NULL;
+}
+
+static inline void tl_post(int n, const int *vecs)
+{
+	int i, s = atomic_load(&tl_req_seq) + 1;
+
+	CHECK(n <= TL_MAX_REQUEST);
+	for (i = 0; i < n; i++)
+		tl_req_vec[i] = vecs[i];
+	tl_req_n = n;
+	atomic_store(&tl_req_seq, s);
+	WAIT_UNTIL(atomic_load(&tl_done_seq) == s);
+}
+
 #endif

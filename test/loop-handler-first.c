@@ -24,10 +24,7 @@
  */
 #include "helpers-loop.h"
 
-static int fds[UINTR_MAX_VECTORS];
 static int lfd = -1;
-static int req_vec[4], req_n;
-static _Atomic int req_seq, done_seq, stop;
 
 /* What the handler saw, per vector: runs, and runs with the fd readable. */
 static _Atomic int runs[UINTR_MAX_VECTORS], readable[UINTR_MAX_VECTORS];
@@ -56,39 +53,6 @@ static void handler(struct uintr_frame *frame, unsigned long long vector)
 	}
 }
 
-static void *sender(void *arg)
-{
-	int idx[UINTR_MAX_VECTORS], v, seen = 0, i;
-
-	(void)arg;
-	for (v = 0; v < UINTR_MAX_VECTORS; v++)
-		idx[v] = fds[v] >= 0 ? uintr_register_sender(fds[v], 0) : -1;
-	for (;;) {
-		WAIT_UNTIL(atomic_load(&req_seq) != seen || atomic_load(&stop));
-		if (atomic_load(&stop))
-			break;
-		seen = atomic_load(&req_seq);
-		for (i = 0; i < req_n; i++) {
-			CHECK(idx[req_vec[i]] >= 0);
-			uintr_senduipi((unsigned long long)idx[req_vec[i]]);
-		}
-		atomic_store(&done_seq, seen);
-	}
-	return NULL;
-}
-
-/* Post from the sender thread; returns once its uintr_senduipi() calls have. */
-static void post(int n, const int *vecs)
-{
-	int i, s = atomic_load(&req_seq) + 1;
-
-	for (i = 0; i < n; i++)
-		req_vec[i] = vecs[i];
-	req_n = n;
-	atomic_store(&req_seq, s);
-	WAIT_UNTIL(atomic_load(&done_seq) == s);
-}
-
 static void reset(void)
 {
 	int v;
@@ -108,24 +72,24 @@ int main(void)
 	int ep, i, k;
 
 	for (i = 0; i < UINTR_MAX_VECTORS; i++)
-		fds[i] = -1;
+		tl_fds[i] = -1;
 	CHECK(uintr_register_handler(handler, 0) == 0);
 	for (i = 0; i < 4; i++) {
-		fds[vec[i]] = uintr_create_fd((unsigned long long)vec[i], 0);
-		CHECK(fds[vec[i]] >= 0);
+		tl_fds[vec[i]] = uintr_create_fd((unsigned long long)vec[i], 0);
+		CHECK(tl_fds[vec[i]] >= 0);
 	}
 	lfd = uintr_loop_fd(0);
 	CHECK(lfd >= 0);
 	ep = tl_epoll_with(lfd);
 	uintr_stui();
-	s = t_start(sender, NULL);
+	s = t_start(tl_sender, NULL);
 
 	/* 1. Two vectors, one coalesced: highest first, fd readable in both runs. */
 	{
 		static const int p[] = { 3, 7, 3 };
 
 		reset();
-		post(3, p);
+		tl_post(3, p);
 		CHECK(tl_readable(lfd, 0));
 		CHECK_EQ(uintr_loop_drain(0), 2);
 		CHECK_EQ(atomic_load(&norder), 2);
@@ -143,7 +107,7 @@ int main(void)
 	for (k = 0; k < 10; k++) {
 		static const int p[] = { 7 };
 
-		post(1, p);
+		tl_post(1, p);
 		CHECK_EQ(tl_epoll_wait(ep, &ev, 1, 20000), 1);
 		CHECK_EQ(ev.data.fd, lfd);
 		CHECK_EQ(uintr_loop_drain(0), 1);
@@ -158,7 +122,7 @@ int main(void)
 		static const int p[] = { 9, 3 };
 
 		reset();
-		post(2, p);
+		tl_post(2, p);
 		CHECK(tl_readable(lfd, 0));
 		CHECK_EQ(uintr_loop_drain(0), 2);
 		CHECK_EQ(atomic_load(&norder), 2);
@@ -186,7 +150,7 @@ int main(void)
 		static const int p[] = { 5 };
 
 		reset();
-		post(1, p);
+		tl_post(1, p);
 		CHECK(tl_readable(lfd, 0));
 		CHECK_EQ(uintr_loop_drain(0), 1);
 		CHECK_EQ(atomic_load(&runs[5]), 1);
@@ -195,7 +159,7 @@ int main(void)
 		CHECK_ERR(uintr_loop_drain(0), EOPNOTSUPP);
 	}
 
-	atomic_store(&stop, 1);
+	atomic_store(&tl_stop, 1);
 	t_join(s);
 	/* Posts to the receiver that is gone make no write (SN is set). */
 	CHECK(!tl_readable(lfd, 0));

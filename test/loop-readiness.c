@@ -16,45 +16,6 @@
 
 #include <fcntl.h>
 
-/* The sender thread posts the vectors of a request, in order. */
-static int fds[UINTR_MAX_VECTORS];
-static int req_vec[8], req_n;
-static _Atomic int req_seq, done_seq;
-static _Atomic int stop;
-
-static void *sender(void *arg)
-{
-	int idx[UINTR_MAX_VECTORS], v, seen = 0, i;
-
-	(void)arg;
-	for (v = 0; v < UINTR_MAX_VECTORS; v++)
-		idx[v] = fds[v] >= 0 ? uintr_register_sender(fds[v], 0) : -1;
-	for (;;) {
-		WAIT_UNTIL(atomic_load(&req_seq) != seen || atomic_load(&stop));
-		if (atomic_load(&stop))
-			break;
-		seen = atomic_load(&req_seq);
-		for (i = 0; i < req_n; i++) {
-			CHECK(idx[req_vec[i]] >= 0);
-			uintr_senduipi((unsigned long long)idx[req_vec[i]]);
-		}
-		atomic_store(&done_seq, seen);
-	}
-	return NULL;
-}
-
-/* Post the given vectors from the sender thread; returns when it did. */
-static void post(int n, const int *vecs)
-{
-	int i, s = atomic_load(&req_seq) + 1;
-
-	for (i = 0; i < n; i++)
-		req_vec[i] = vecs[i];
-	req_n = n;
-	atomic_store(&req_seq, s);
-	WAIT_UNTIL(atomic_load(&done_seq) == s);
-}
-
 static void *not_receiver(void *arg)
 {
 	(void)arg;
@@ -72,14 +33,14 @@ int main(void)
 	int lfd, lfd2, ep, v;
 
 	for (v = 0; v < UINTR_MAX_VECTORS; v++)
-		fds[v] = -1;
+		tl_fds[v] = -1;
 	t_join(t_start(not_receiver, NULL));
 	CHECK(uintr_register_handler(tl_handler, 0) == 0);
 	CHECK_ERR(uintr_loop_drain(0), EINVAL); /* not in the state yet */
 	CHECK_ERR(uintr_loop_fd(1), EINVAL);
-	fds[5] = uintr_create_fd(5, 0);
-	fds[9] = uintr_create_fd(9, 0);
-	CHECK(fds[5] >= 0 && fds[9] >= 0);
+	tl_fds[5] = uintr_create_fd(5, 0);
+	tl_fds[9] = uintr_create_fd(9, 0);
+	CHECK(tl_fds[5] >= 0 && tl_fds[9] >= 0);
 
 	lfd = uintr_loop_fd(0);
 	lfd2 = uintr_loop_fd(0);
@@ -90,10 +51,10 @@ int main(void)
 	CHECK(!tl_readable(lfd, 0));
 	CHECK_EQ(uintr_loop_drain(0), 0); /* nothing posted: nothing run */
 	uintr_stui();
-	s = t_start(sender, NULL);
+	s = t_start(tl_sender, NULL);
 
 	/* One post: readable (both fds), nothing delivered until the drain. */
-	post(1, v5);
+	tl_post(1, v5);
 	TL_WAIT_READABLE(lfd);
 	CHECK(tl_readable(lfd2, 0));
 	CHECK_EQ(tl_total, 0);
@@ -105,7 +66,7 @@ int main(void)
 	CHECK_EQ(tl_total, 1);
 
 	/* 5, 9, 5, 5 before a drain: one delivery each, 9 first. */
-	post(4, many);
+	tl_post(4, many);
 	TL_WAIT_READABLE(lfd);
 	CHECK_EQ(tl_total, 1);
 	CHECK_EQ(uintr_loop_drain(0), 2);
@@ -117,7 +78,7 @@ int main(void)
 
 	/* UIF = 0: the drain recognizes only; STUI delivers. */
 	uintr_clui();
-	post(1, v9);
+	tl_post(1, v9);
 	TL_WAIT_READABLE(lfd);
 	CHECK_EQ(uintr_loop_drain(0), 0);
 	CHECK(!tl_readable(lfd, 0));
@@ -132,7 +93,7 @@ int main(void)
 
 	/* Busy (polling): the post makes no fd readable; leaving delivers. */
 	CHECK(uintr_set_polling(1) == 0);
-	post(1, v5);
+	tl_post(1, v5);
 	CHECK(!tl_readable(lfd, 0));
 	CHECK_EQ(tl_count[5], 2);
 	CHECK(uintr_set_polling(0) == 0);
@@ -142,7 +103,7 @@ int main(void)
 	/* Busy from inside a drain: uintr_loop_drain while polling keeps SN. */
 	CHECK(uintr_set_polling(1) == 0);
 	CHECK_EQ(uintr_loop_drain(0), 0);
-	post(1, v9);
+	tl_post(1, v9);
 	CHECK(!tl_readable(lfd, 0));
 	CHECK_EQ(uintr_loop_drain(0), 1); /* drains PIR without readiness */
 	CHECK_EQ(tl_count[9], 3);
@@ -151,7 +112,7 @@ int main(void)
 	/* An epoll set with the fd: the post wakes epoll_wait. */
 	ep = tl_epoll_with(lfd);
 	CHECK_EQ(tl_epoll_wait(ep, &ev, 1, 0), 0);
-	post(1, v9);
+	tl_post(1, v9);
 	CHECK_EQ(tl_epoll_wait(ep, &ev, 1, 20000), 1);
 	CHECK_EQ(ev.data.fd, lfd);
 	CHECK_EQ(uintr_loop_drain(0), 1);
@@ -163,20 +124,20 @@ int main(void)
 	 * is stale (the drain finds nothing).  Afterwards the state is the
 	 * loop's again. */
 	CHECK_EQ(tl_total, 7);
-	post(1, v5);
+	tl_post(1, v5);
 	CHECK_ERR(uintr_wait(0), EINTR);
 	CHECK_EQ(tl_count[5], 4);
 	CHECK(tl_readable(lfd, 0));
 	CHECK_EQ(uintr_loop_drain(0), 0);
 	CHECK(!tl_readable(lfd, 0));
-	post(1, v5);
+	tl_post(1, v5);
 	TL_WAIT_READABLE(lfd);
 	CHECK_EQ(tl_count[5], 4);
 	CHECK_EQ(uintr_loop_drain(0), 1);
 	CHECK_EQ(tl_count[5], 5);
 	CHECK_EQ(tl_total, 9);
 
-	atomic_store(&stop, 1);
+	atomic_store(&tl_stop, 1);
 	t_join(s);
 	CHECK(close(ep) == 0);
 	CHECK(close(lfd2) == 0);
@@ -187,7 +148,7 @@ int main(void)
 	/* The fd outlives the receiver and is never readable again. */
 	CHECK(!tl_readable(lfd, 0));
 	CHECK(close(lfd) == 0);
-	CHECK(close(fds[5]) == 0);
-	CHECK(close(fds[9]) == 0);
+	CHECK(close(tl_fds[5]) == 0);
+	CHECK(close(tl_fds[9]) == 0);
 	return T_PASS;
 }
