@@ -225,6 +225,7 @@ int run_runner(void (*fn)(struct shared *, int), struct shared *sh, int arg, dou
 	       int stall_s);
 void json_str(FILE *f, const char *s);
 int have_program(const char *prog); /* on $PATH */
+void run_gnuplot(const char *script, const char *svg); /* prints plot: ... */
 int mkdir_p(const char *dir);
 
 /* ---- latency mechanisms (latency.c) ------------------------------------ */

@@ -583,7 +583,7 @@ static void write_json(const char *cpu, double capacity)
 
 static void plot(const char *cpu)
 {
-	char path[4096], cmd[8400];
+	char path[4096], svg[4200];
 	FILE *f, *gp;
 	const char *sep = "plot ";
 	int i, j;
@@ -625,15 +625,8 @@ static void plot(const char *cpu)
 	}
 	fprintf(gp, "\n");
 	fclose(gp);
-	if (!have_program("gnuplot")) {
-		printf("plot: gnuplot not found, skipped (script %s)\n", path);
-		return;
-	}
-	snprintf(cmd, sizeof(cmd), "gnuplot '%s' 2>/dev/null", path);
-	if (system(cmd) == 0)
-		printf("plot: %s/preempt.svg\n", g_outdir);
-	else
-		printf("plot: gnuplot failed (script %s)\n", path);
+	snprintf(svg, sizeof(svg), "%s/preempt.svg", g_outdir);
+	run_gnuplot(path, svg);
 }
 
 static const struct result *find(enum policy p, long q, double load)

@@ -900,7 +900,7 @@ static int write_json(const char *path, double seconds)
 static void plot(void)
 {
 	static const char *const color[M_COUNT] = {"#2b7bba", "#8c8c8c", "#d95f02"};
-	char path[4096], cmd[8400];
+	char path[4096], svg[4200];
 	FILE *gp;
 	int i, k, s, pass;
 
@@ -949,7 +949,7 @@ static void plot(void)
 				sep = ", \\\n     ";
 			}
 			if (!strcmp(sep, "plot "))
-				fprintf(gp, "set title '%s: not run'\nunset logscale\nplot [0:1] 1/0 notitle\nset logscale xy\n",
+				fprintf(gp, "set title '%s: not run'\nunset logscale\nplot [0:1][0:1] -1 notitle\nset logscale xy\n",
 					g_series_name[s]);
 			else
 				fprintf(gp, "\n");
@@ -957,15 +957,8 @@ static void plot(void)
 	}
 	fprintf(gp, "unset multiplot\n");
 	fclose(gp);
-	if (!have_program("gnuplot")) {
-		printf("plot: gnuplot not found, skipped (script %s)\n", path);
-		return;
-	}
-	snprintf(cmd, sizeof(cmd), "gnuplot '%s'", path);
-	if (system(cmd) == 0)
-		printf("plot: %s/scaling.svg\n", g_outdir);
-	else
-		printf("plot: gnuplot failed (script %s)\n", path);
+	snprintf(svg, sizeof(svg), "%s/scaling.svg", g_outdir);
+	run_gnuplot(path, svg);
 }
 
 static void usage(FILE *f)

@@ -1146,7 +1146,7 @@ static int write_json(const char *path, double seconds)
 /* latency.dat + latency.gp in outdir; gnuplot renders latency.svg. */
 static void plot(const char *dir)
 {
-	char dat[4096], gp[4096], svg[4096], cmd[8300];
+	char dat[4096], gp[4096], svg[4096];
 	FILE *f;
 	size_t i;
 	int x = 0;
@@ -1196,15 +1196,7 @@ static void plot(const char *dir)
 		"     '' using 1:3:3:4 with yerrorbars lc rgb '#000000' pt 0 title 'p50..p99'\n",
 		gp, svg, g_ctx.cpu_model, x, dat);
 	fclose(f);
-	if (!have_program("gnuplot")) {
-		printf("plot: gnuplot not found, skipped (data %s, script %s)\n", dat, gp);
-		return;
-	}
-	snprintf(cmd, sizeof(cmd), "gnuplot '%s'", gp);
-	if (system(cmd) == 0)
-		printf("plot: %s\n", svg);
-	else
-		printf("plot: gnuplot failed (script %s)\n", gp);
+	run_gnuplot(gp, svg);
 }
 
 static void check_cpus(void)

@@ -757,6 +757,22 @@ int have_program(const char *prog)
 	return 0;
 }
 
+/* Render a gnuplot script into svg, and say on stdout what happened. */
+void run_gnuplot(const char *script, const char *svg)
+{
+	char cmd[8400];
+
+	if (!have_program("gnuplot")) {
+		printf("plot: gnuplot not found, skipped (script %s)\n", script);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "gnuplot '%s' 2>/dev/null", script);
+	if (system(cmd) == 0)
+		printf("plot: %s\n", svg);
+	else
+		printf("plot: gnuplot failed (script %s)\n", script);
+}
+
 int mkdir_p(const char *dir)
 {
 	char buf[4096];
