@@ -96,7 +96,11 @@ struct uintr__info {
 	_Atomic uint32_t active; /* RFC receiver_active */
 	_Atomic uint32_t vector_gen[UINTR_MAX_VECTORS]; /* bumped at fd release */
 	_Atomic uint64_t registered; /* vectors with a live uintr_fd */
-	_Atomic uint64_t notifications;
+	/* Written by the receiver at every notification and delivery: on a
+	 * line of their own, so that a send, which reads vector_gen[v], never
+	 * reads a line the receiver keeps writing (vector_gen[53..63] shared
+	 * one with these counters: 1 transfer per post). */
+	_Alignas(64) _Atomic uint64_t notifications;
 	_Atomic uint64_t delivered;
 	_Atomic uint64_t spurious;
 	_Atomic uint64_t uirr;       /* recognized, not yet delivered (private to the

@@ -3,6 +3,7 @@
  * Each arch/<arch>/arch.h provides, as static inline functions:
  *
  *   uintr__arch_cpu_relax()            pause in a spin loop
+ *   uintr__arch_prefetch_write(p)      ask for p's cache line for writing (a hint)
  *   uintr__arch_frame_read(uc, frame)  ip, flags, sp of an interrupted context
  *   uintr__arch_frame_write(uc, frame) the same, written back as UIRET would (5.4)
  *   uintr__arch_flags()                the flags word of the current context
@@ -19,6 +20,7 @@
 #ifndef UINTR_ARCH_H
 #define UINTR_ARCH_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <ucontext.h>
 

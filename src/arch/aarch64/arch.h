@@ -12,6 +12,13 @@ static inline void uintr__arch_cpu_relax(void)
 	__asm__ volatile("yield" ::: "memory");
 }
 
+/* PRFM PSTL1KEEP: the line for a store, so that the load and the RMW
+ * after it cost one transfer. */
+static inline void uintr__arch_prefetch_write(const void *p)
+{
+	__builtin_prefetch(p, 1, 3);
+}
+
 static inline void uintr__arch_frame_read(const ucontext_t *uc, struct uintr_frame *f)
 {
 	f->ip = uc->uc_mcontext.pc;

@@ -12,6 +12,12 @@ static inline void uintr__arch_cpu_relax(void)
 	atomic_signal_fence(memory_order_seq_cst);
 }
 
+/* The compiler's write prefetch, where the CPU has one. */
+static inline void uintr__arch_prefetch_write(const void *p)
+{
+	__builtin_prefetch(p, 1, 3);
+}
+
 static inline void uintr__arch_frame_read(const ucontext_t *uc, struct uintr_frame *f)
 {
 	(void)uc;

@@ -11,6 +11,12 @@ static inline void uintr__arch_cpu_relax(void)
 	__asm__ volatile(".4byte 0x0100000f" ::: "memory");
 }
 
+/* A no-op without Zicbop (prefetch.w); the post's RMW fetches the line. */
+static inline void uintr__arch_prefetch_write(const void *p)
+{
+	__builtin_prefetch(p, 1, 3);
+}
+
 static inline void uintr__arch_frame_read(const ucontext_t *uc, struct uintr_frame *f)
 {
 	f->ip = uc->uc_mcontext.__gregs[0];
