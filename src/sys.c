@@ -178,11 +178,16 @@ uint64_t uintr__pidfd_ino(int pidfd)
  * is held: a handler that unregisters must not find its own thread
  * holding the lock. */
 static UINTR__TLS sigset_t uintr__lock_mask;
+/* Nonzero from just before this thread takes the lock until just after it
+ * drops it: a signal handler on this thread that finds it set must not
+ * take the lock (uintr__lock_held_here). */
+static UINTR__TLS volatile sig_atomic_t uintr__lock_depth;
 
 void uintr__lock(void)
 {
 	sigset_t old;
 
+	uintr__lock_depth++;
 	uintr__block_signal(&old);
 	pthread_mutex_lock(&uintr__mutex);
 	uintr__lock_mask = old;
@@ -194,6 +199,12 @@ void uintr__unlock(void)
 
 	pthread_mutex_unlock(&uintr__mutex);
 	uintr__restore_signal(&old);
+	uintr__lock_depth--;
+}
+
+int uintr__lock_held_here(void)
+{
+	return uintr__lock_depth != 0;
 }
 
 /* The lock for a library thread that blocks every signal (the safepoint
@@ -201,12 +212,14 @@ void uintr__unlock(void)
  * fewer per scan. */
 void uintr__lock_unmasked(void)
 {
+	uintr__lock_depth++;
 	pthread_mutex_lock(&uintr__mutex);
 }
 
 void uintr__unlock_unmasked(void)
 {
 	pthread_mutex_unlock(&uintr__mutex);
+	uintr__lock_depth--;
 }
 
 /* Slow paths that change receiver state keep our own signal out. */

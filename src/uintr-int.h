@@ -285,6 +285,7 @@ void uintr__lock(void);
 void uintr__unlock(void);
 void uintr__lock_unmasked(void);
 void uintr__unlock_unmasked(void);
+int uintr__lock_held_here(void);
 
 /* wait.c */
 #define UINTR__DEFAULT_WAIT_SPIN_NS 30000ull
@@ -328,6 +329,7 @@ struct uintr__end;
 int uintr__vector_orphan_ends(struct uintr__receiver *r);
 void uintr__vector_ends_forget(void);
 void uintr__vector_ends_settle(void);
+int uintr__vector_ends_settle_here(void);
 int uintr__read_fd_header(int fd, struct uintr__fd_header *h, int fds[3]);
 int uintr__vector_keep(unsigned int vector, int want_fd);
 

@@ -293,6 +293,18 @@ void uintr__vector_ends_settle(void)
 	uintr__unlock();
 }
 
+/* The same from any context of the calling thread, a signal handler
+ * included (the close() of uintr-run, src/compat/x86_64/close.c): 0 if
+ * done, -1 if this thread is inside the lock already (the watcher then
+ * completes the release, as before). */
+int uintr__vector_ends_settle_here(void)
+{
+	if (uintr__lock_held_here())
+		return -1;
+	uintr__vector_ends_settle();
+	return 0;
+}
+
 /* fork child: the parent's ends and watcher are not ours (the child's
  * copies of the uintr_fds are; it may create vectors of its own). */
 void uintr__vector_ends_forget(void)

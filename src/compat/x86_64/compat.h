@@ -139,4 +139,7 @@ void uintr__compat_chain(int signo, siginfo_t *si, ucontext_t *uc);
 void uintr__compat_keep_unblocked(sigset_t *set);
 void uintr__compat_all_signals(sigset_t *set);
 
+/* close.c: a descriptor this process made or registered through (RFC ABI). */
+void uintr__compat_vector_fd_seen(int fd);
+
 #endif

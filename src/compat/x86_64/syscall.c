@@ -141,9 +141,13 @@ static void uintr__compat_syscall(unsigned int which, ucontext_t *uc)
 		break;
 	case 2: /* uintr_create_fd(u64 vector, unsigned int flags) */
 		ret = uintr_create_fd(a0, (unsigned int)a1);
+		if (ret >= 0)
+			uintr__compat_vector_fd_seen(ret); /* close.c */
 		break;
 	case 3: /* uintr_register_sender(int uintr_fd, unsigned int flags) */
 		ret = uintr_register_sender((int)a0, (unsigned int)a1);
+		if (ret >= 0)
+			uintr__compat_vector_fd_seen((int)a0);
 		break;
 	case 4: /* uintr_unregister_sender(int uintr_fd, unsigned int flags) */
 		ret = uintr_unregister_sender((int)a0, (unsigned int)a1);
