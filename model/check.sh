@@ -33,16 +33,16 @@ mix|safety||2 senders x 2 posts, every receiver call, handler depth 1
 wait2|safety|-DACTS=9 -DWAIT_SPIN=1|2 senders x 2 posts, stui/clui/uintr_wait (default spin)
 wait2b|safety|-DACTS=9 -DWAIT_SPIN=0|2 senders x 2 posts, stui/clui/uintr_wait (spin 0: block at once)
 ns3w|safety|-DNS=3 -DPOSTS=1 -DACTS=9 -DWAIT_SPIN=1|3 senders x 1 post, stui/clui/uintr_wait (default spin)
-nest|safety|-DMAXNEST=2 -DACTS=23|2 senders, handler depth 2, all calls but uintr_wait
-nestwait|safety|-DMAXNEST=2 -DACTS=9|2 senders, handler depth 2, stui/clui and uintr_wait
-nvec3|safety|-DNVEC=3 -DMAXNEST=2 -DACTS=7|3 vectors, handler depth 2, stui/clui/poll/set_polling
+nowait|safety|-DACTS=23|2 senders x 2 posts, all calls but uintr_wait
+wait2s|safety|-DACTS=9|2 senders x 2 posts, stui/clui and uintr_wait, spin changed at will
+nvec3|safety|-DNVEC=3 -DACTS=7|3 vectors, stui/clui/poll/set_polling
 ns3|safety|-DNS=3 -DPOSTS=1|3 senders x 1 post, every receiver call
 uaf|safety|-DNS=1 -DHANDLER_UNREG|user handler unregisters: no use of a freed receiver, never notified after
-uaf2|safety|-DNS=2 -DPOSTS=1 -DHANDLER_UNREG -DMAXNEST=2|as uaf, 2 senders, handler depth 2
-counters|safety|-DMAXNEST=2 -DACTS=3 -DCOUNTERS|notification counter under nested handlers
+uaf2|safety|-DNS=2 -DPOSTS=1 -DHANDLER_UNREG|as uaf, 2 senders x 1 post
+counters|safety|-DACTS=3 -DCOUNTERS|2 senders x 2 posts, stui/clui/poll, notification counter
 sigq|safety|-DNS=2 -DPOSTS=1 -DACTS=1 -DSIGQ_FULL|signal queue full once: a post after the failure is not lost
 kill|safety|-DKILL -DNS=2 -DPOSTS=1|one sender killed at any step: no ON left without a notification, later posts notified
-kill-wait|safety|-DKILL -DNS=1 -DACTS=9 -DMAXNEST=2|one sender x 2 posts killed, stui/clui/uintr_wait, handler depth 2
+kill-wait|safety|-DKILL -DNS=1 -DACTS=9|one sender x 2 posts killed, stui/clui/uintr_wait
 ltl-wait|ltl:wait_returns|-DACTS=9|LTL: a post made while uintr_wait waits makes it return
 ltl-wakes|ltl:wakes|-DACTS=9|LTL: uintr_wait never stays asleep with PIR/UIRR set
 ltl-pir|ltl:pir_drained|-DACTS=9|LTL: PIR is drained while notifications are on
@@ -58,7 +58,7 @@ old-loop-reset-late|safety|-DLOOP -DOLD_LOOP_RESET_LATE -DNS=2 -DPOSTS=1 -DACTS=
 sp1|safety|-DSAFEPOINT -DNS=1 -DACTS=65|instrumented state: 1 sender x 2 posts, stui/clui, set_safepoints, safepoints, the watchdog
 sp1-all|safety|-DSAFEPOINT -DNS=1 -DACTS=95|instrumented state: 1 sender x 2 posts, every call with safepoints (6 min)
 sp2|safety|-DSAFEPOINT -DNS=2 -DPOSTS=1 -DACTS=65|instrumented state: 2 senders x 1 post, stui/clui, safepoints, the watchdog (5 min)
-sp-nest|safety|-DSAFEPOINT -DNS=1 -DMAXNEST=2 -DACTS=65|instrumented state: handler depth 2
+sp-nodefer|safety|-DSAFEPOINT -DNS=1 -DNODEFER -DMAXNEST=2 -DACTS=65|instrumented state: the SA_NODEFER handler of the code before 3e44b34, depth 2
 sp-unreg|safety|-DSAFEPOINT -DNS=1 -DHANDLER_UNREG -DACTS=81|instrumented state: the handler unregisters
 sp-big|safety|-DSAFEPOINT -DNS=2 -DPOSTS=1 -DACTS=71|instrumented state: 2 senders, stui/clui, poll, set_polling, safepoints (7 min)
 old-sp-leave|safety|-DSAFEPOINT -DOLD_SP_LEAVE -DNS=1 -DACTS=65|leaving the instrumented state without the poll: a post left in PIR with SN clear
@@ -67,19 +67,19 @@ old-nostrict|safety|-DOLD -DNO_STRICT|the code of da70323: only "never asleep wi
 old-ltl-wait|ltl:wait_returns|-DOLD -DACTS=9|the code of da70323: as ltl-wait
 old-ltl-wakes|ltl:wakes|-DOLD -DACTS=9|the code of da70323: as ltl-wakes
 old-uaf|safety|-DNS=1 -DHANDLER_UNREG -DNO_RETIRE|ffb705b: unregister from a handler frees r under stui/poll/wait
-old-counters|safety|-DOLD -DMAXNEST=2 -DACTS=3 -DCOUNTERS|ffb705b: notification counter by load + store
+old-counters|safety|-DOLD -DNODEFER -DMAXNEST=2 -DACTS=3 -DCOUNTERS|ffb705b: notification counter by load + store, SA_NODEFER handler nested on itself
 old-sigq|safety|-DNS=2 -DPOSTS=1 -DACTS=1 -DSIGQ_FULL -DOLD_FASTPATH -DOLD_NOTIFY|ffb705b: fast path strands a post after a give-back
 old-kill|safety|-DKILL -DNS=2 -DPOSTS=1 -DOLD_NOTIFY|ffb705b: a sender killed between CAS ON and its signal leaves ON set
 since|safety|-DACTS=3 -DSTRICT_SINCE|(fails by design) the literal "post since the last delivery"
 q-mix|safety|-DNS=1|quick: 1 sender, every call
-q-nest|safety|-DNS=1 -DMAXNEST=2|quick: 1 sender, handler depth 2
+q-nodefer|safety|-DNS=1 -DNODEFER -DMAXNEST=2|quick: 1 sender, the SA_NODEFER handler of the code before 3e44b34, depth 2
 q-old|safety|-DNS=1 -DOLD|quick: 1 sender, the code of da70323
 '
 
-group_lib='mix wait2 wait2b ns3w nest nestwait nvec3 ns3 uaf uaf2 counters sigq kill kill-wait ltl-wait ltl-wakes ltl-pir ltl-uif loop loop1 loop3 loop-kill loop-unreg sp1 sp1-all sp2 sp-nest sp-unreg sp-big'
+group_lib='mix wait2 wait2b ns3w nowait wait2s nvec3 ns3 uaf uaf2 counters sigq kill kill-wait ltl-wait ltl-wakes ltl-pir ltl-uif loop loop1 loop3 loop-kill loop-unreg sp1 sp1-all sp2 sp-unreg sp-big'
 group_old='old-mix old-nostrict old-ltl-wait old-ltl-wakes old-uaf old-counters old-sigq old-kill q-old old-loop old-loop-arm old-loop-reset-late old-sp-leave'
-group_ci='kill counters wait2 wait2b uaf2 sigq kill-wait old-mix old-ltl-wait old-uaf old-counters old-sigq old-kill loop1 loop3 loop-kill loop-unreg old-loop old-loop-arm old-loop-reset-late sp1 sp-nest sp-unreg old-sp-leave'
-group_quick='q-mix q-nest q-old'
+group_ci='kill counters wait2 wait2b uaf2 sigq kill-wait old-mix old-ltl-wait old-uaf old-counters old-sigq old-kill loop1 loop3 loop-kill loop-unreg old-loop old-loop-arm old-loop-reset-late sp1 sp-unreg old-sp-leave'
+group_quick='q-mix q-nodefer q-old'
 
 lookup() {
 	printf '%s\n' "$configs" | while IFS='|' read -r n k d w; do

@@ -6,8 +6,9 @@
  * uintr__block_until_notified, uintr_poll, uintr_set_polling),
  * src/receiver.c (uintr__receiver_detach), src/uintr-int.h (uintr__enter,
  * uintr__leave); reference sections 5.1-5.5 and 6.1-6.3.  It follows the
- * code of commit e638679; -DOLD gives the uintr_wait / handler / post code
- * of commit da70323 (before e65d27f).
+ * code as of commit 3e44b34 (issue 17: the notification signal without
+ * SA_NODEFER, the delivery loop's masked recognition); -DOLD gives the
+ * uintr_wait / handler / post code of commit da70323 (before e65d27f).
  *
  * What is modelled
  *   - the UPID: the status word (ON, SN, NV in {RUNNING 0xEC, BLOCKED
@@ -20,8 +21,13 @@
  *     uintr__post(), to fixed vectors (the same and different ones);
  *   - the notification channels: the notification signal (real-time
  *     signals queue: a count of pending signals of the receiver thread; the
- *     library's handler runs on top of whatever the thread does whenever a
- *     signal is pending and not blocked, and nests in itself, SA_NODEFER)
+ *     library's handler runs on top of whatever the thread's own code does,
+ *     at any step boundary, whenever a signal is pending and not blocked;
+ *     without SA_NODEFER the kernel blocks the signal while the handler
+ *     runs, so it never runs on top of itself: uintr__signal_handler sets
+ *     uintr__self.notification_masked for its run, and uintr__deliver,
+ *     when it runs there, recognizes after each user handler the posts of a
+ *     notification whose signal waits for our sigreturn (ON set))
  *     and the futex on the status word (FUTEX_WAIT compares and queues
  *     atomically, FUTEX_WAKE wakes the sleeper; a signal dequeues the
  *     sleeper, runs the handler, and the FUTEX_WAIT is re-issued with the
@@ -44,7 +50,16 @@
  *   NS=1|2|3       senders (default 2)
  *   POSTS=1|2      uintr_senduipi calls per sender (default 2)
  *   NVEC=2|3       vectors (default 2)
- *   MAXNEST=1|2    nesting depth of the library's signal handler (default 1)
+ *   MAXNEST=1|2    frames of the library's signal handler that may be stacked
+ *                  on the thread (default 1).  The library as written: 1 --
+ *                  the handler runs on top of the thread's own code (its
+ *                  library calls included) but never on top of itself (no
+ *                  SA_NODEFER); the one way to a second frame, the user's
+ *                  handler running uintr_stui in a delivery made from the
+ *                  signal handler, is not modelled.  2 needs NODEFER
+ *   NODEFER        the handler of the code before 3e44b34: SA_NODEFER (it
+ *                  nests on itself, MAXNEST levels), no notification_masked,
+ *                  no masked recognition in uintr__deliver (implied by OLD)
  *   ACTS=mask      receiver calls: 1 stui/clui, 2 poll, 4 set_polling,
  *                  8 wait, 16 unregister/exit (default 31: all), 32 the
  *                  event-loop calls (LOOP), 64 uintr_set_safepoints and
@@ -120,6 +135,12 @@
 #ifndef MAXNEST
 #define MAXNEST 1
 #endif
+#if defined(OLD) && !defined(NODEFER)
+#define NODEFER   /* da70323 installed the signal with SA_NODEFER */
+#endif
+#if MAXNEST >= 2 && !defined(NODEFER)
+#error "MAXNEST >= 2 needs -DNODEFER: the library's handler no longer nests on itself (3e44b34)"
+#endif
 #ifndef ACTS
 #define ACTS 31
 #endif
@@ -173,7 +194,13 @@ bit  blocking = 0;    /* uintr__self.blocking: in uintr__block_until_notified */
 bit  reg = 1;         /* uintr__self.receiver != NULL: registered before the senders start */
 
 /* ---- the thread as the kernel sees it ---- */
-byte ctx = 0;         /* who runs: 0 the thread's own code, k the k-th nested signal handler */
+byte ctx = 0;         /* who runs: 0 the thread's own code, k the k-th nested signal handler
+                       * (without NODEFER at most 1: the kernel blocks the signal while
+                       * its handler runs, so ctx > 0 also means "signal blocked") */
+#ifndef NODEFER
+bit  nmask = 0;       /* uintr__self.notification_masked: 1 while the thread is inside
+                       * uintr__signal_handler (the signal blocked by the kernel) */
+#endif
 byte sigpend = 0;     /* queued notification signals */
 bit  sigblocked = 0;  /* our signal blocked (uintr__block_signal) */
 bit  gone = 0;        /* the thread has exited */
@@ -326,7 +353,7 @@ bit  wstale = 1;          /* ghost of the EPOCH the watchdog recorded: the
 	assert(!qd || (pir == 0 && (uif == 0 || uirr == 0))); qd = 0; posted = 0
 
 /* Locals of a frame of the receiver thread (its own code or a handler). */
-#define FRAME_LOCALS byte pend, u, vec, cnt
+#define FRAME_LOCALS byte pend, u, vec, cnt; bit msk
 
 /* ================================================================== */
 /* Senders: uintr_senduipi(index) on a valid entry = uintr__post(t, v)  */
@@ -571,7 +598,15 @@ inline deliver(LV)
 					/* uintr__deliver: uintr__count_delivery(&r->info->delivered):
 					 * a relaxed load, then a relaxed store of the value + 1 */
 					cnt = ndel;
+#ifndef NODEFER
+					/* uintr__deliver: masked = atomic_load_explicit(&uintr__self.notification_masked,
+					 *   relaxed) -- thread-private, and no frame of the thread that could
+					 *   change it runs between (a handler that interrupts the thread's own
+					 *   code restores it): folded into the store of the count */
+					atomic { ndel = cnt + 1; cnt = 0; msk = nmask; assert(msk == (LV > 0)) }
+#else
 					atomic { ndel = cnt + 1; cnt = 0 }
+#endif
 #endif
 					/* uintr__deliver: r->handler(frame, vector); */
 #ifdef HANDLER_UNREG
@@ -582,8 +617,31 @@ inline deliver(LV)
 						unregister_handler()
 					fi;
 #endif
+#ifndef NODEFER
+					/* uintr__deliver: if (masked && !atomic_load_explicit(&uintr__self.notification_masked,
+					 *   relaxed)) { uintr__set_signal_blocked(1); notification_masked = 1; }
+					 *   -- only after the user's handler ran uintr_stui inside the signal
+					 *   handler, which the model leaves out: never taken (its load folded) */
+					/* uintr__deliver: if (masked && (atomic_load_explicit(&r->upid->status,
+					 *   relaxed) & UINTR__UPID_ON)) uintr__recognize(r);
+					 *   -- a notification whose signal waits for our own sigreturn: its posts
+					 *   are recognized now (ON stays set: that signal's handler clears it) */
+					if
+					:: atomic { msk == 0 -> uif = 1; vec = 0 }
+						/* (!masked: no load) uintr__deliver: atomic_store(&uintr__self.uif, 1);  -- UIRET */
+					:: atomic { msk != 0 && (status & ON) != 0 -> NOT_FREED } ->
+						/* uintr__deliver: uintr__recognize(r); */
+						recognize(LV, 0);
+						/* uintr__deliver: atomic_store(&uintr__self.uif, 1);  -- UIRET */
+						atomic { uif = 1; vec = 0; msk = 0 }
+					:: atomic { msk != 0 && (status & ON) == 0 -> skip } ->
+						/* uintr__deliver: atomic_store(&uintr__self.uif, 1);  -- UIRET */
+						atomic { uif = 1; vec = 0; msk = 0 }
+					fi
+#else
 					/* uintr__deliver: atomic_store(&uintr__self.uif, 1);  -- UIRET */
 					atomic { uif = 1; vec = 0 }
+#endif
 				fi
 			fi
 		od;
@@ -637,12 +695,27 @@ inline signal_handler(LV)
 	skip;   /* (spin 6.5.2 misplaces an end label that opens an inline) */
 end_idle:
 	do
+#ifndef NODEFER
+	:: /* the kernel delivers a queued notification signal to the thread, on
+	    * top of its own code (at any step boundary of it), and blocks the
+	    * signal until the handler's sigreturn (no SA_NODEFER): never on top
+	    * of this handler (ctx == 0) */
+		d_step { ctx + 1 == LV && sigpend > 0 && !sigblocked && !gone ->
+			sigpend--; ctx = LV; ENTER; nmask = 1;
+			if :: fsleep -> fsleep = 0; fintr = 1 :: else -> skip fi; EINTR_ON_SIGNAL }
+		/* uintr__signal_handler: was_masked = atomic_load_explicit(&notification_masked)
+		 *   (0: the thread's own code), uintr__enter();
+		 *   atomic_store_explicit(&uintr__self.notification_masked, 1, relaxed);
+		 *   -- thread-private, and nothing else of the thread can run before
+		 *   (the signal is blocked): in the step above */
+#else
 	:: /* the kernel delivers a queued notification signal to the thread, on
 	    * top of whatever it runs (SA_NODEFER: on top of this handler too) */
 		d_step { ctx + 1 == LV && sigpend > 0 && !sigblocked && !gone ->
 			sigpend--; ctx = LV; ENTER;
 			if :: fsleep -> fsleep = 0; fintr = 1 :: else -> skip fi; EINTR_ON_SIGNAL }
 		/* uintr__signal_handler: uintr__enter(); (in the step above) */
+#endif
 		/* uintr__signal_handler: SI_QUEUE and our token tag: uintr__notification(si, uc)
 		 * uintr__notification: r = uintr__self.receiver; if (!r) { spurious; return; } */
 		if
@@ -710,11 +783,20 @@ end_idle:
 			/* the interrupted frame must not go on using a freed receiver */
 			assert(!(freed && holds[LV - 1] > 0));
 #endif
+#ifndef NODEFER
+			/* uintr__signal_handler: atomic_store_explicit(&notification_masked,
+			 *   was_masked (0), relaxed); (frame calls: not modelled) return;
+			 *   rt_sigreturn restores the interrupted mask (the signal unblocked)
+			 *   -- thread-private, the signal still blocked: one step */
+			nmask = 0;
+#endif
 			ctx = LV - 1
 		}
 	od
 }
 
+/* NODEFER: level k runs on top of level k - 1; without it (the library as
+ * written) only level 1, on top of the thread's own code */
 proctype Handler1() provided (ctx <= 1)
 {
 	FRAME_LOCALS;
@@ -995,6 +1077,11 @@ inline uintr_poll(TOP)
 inline uintr_stui(TOP)
 {
 	/* uintr_stui: r = uintr__enter(); */
+	/* uintr_stui: if (atomic_load_explicit(&uintr__self.notification_masked, relaxed))
+	 *   { notification_masked = 0; uintr__set_signal_blocked(0); }  -- in the
+	 *   thread's own code it is 0 (a handler that interrupts it restores it), and
+	 *   the user's handler does not call uintr_stui in the model: never taken,
+	 *   its load folded into this step */
 	atomic { if :: TOP -> CHK :: !TOP -> skip fi; ENTER; rr = reg; if :: rr -> HOLD(0) :: else -> skip fi }
 	/* uintr_stui: atomic_store(&uintr__self.uif, 1); */
 	uif = 1;
