@@ -50,17 +50,11 @@ static int send_result(unsigned long long index)
 
 int main(void)
 {
-	struct sigaction sa;
 	long fd, fd_a, fd_b, idx, idx_a, idx_b;
 	int dup_fd, round;
 	unsigned long long before;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_fault;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	CHECK(sigaction(SIGILL, &sa, NULL) == 0);
-	CHECK(sigaction(SIGSEGV, &sa, NULL) == 0);
+	t_catch_faults(on_fault);
 	CHECK_EQ(u_register_handler(handler, 0), 0);
 	_stui();
 

@@ -119,6 +119,20 @@ static inline pid_t t_gettid(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
+/* Catch SIGILL and SIGSEGV (a faulting SENDUIPI) with one SA_SIGINFO
+ * handler. */
+static inline void t_catch_faults(void (*fn)(int, siginfo_t *, void *))
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = fn;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	CHECK(sigaction(SIGILL, &sa, NULL) == 0);
+	CHECK(sigaction(SIGSEGV, &sa, NULL) == 0);
+}
+
 static inline pthread_t t_start(void *(*fn)(void *), void *arg)
 {
 	pthread_t t;

@@ -140,18 +140,12 @@ static void expect_death(int sig, long index, int block, int ignore)
 
 int main(void)
 {
-	struct sigaction sa;
 	sigset_t set, old;
 	pthread_t t;
 	volatile int jumped = 0;
 	long idx;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_fault;
-	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
-	CHECK(sigaction(SIGILL, &sa, NULL) == 0);
-	CHECK(sigaction(SIGSEGV, &sa, NULL) == 0);
+	t_catch_faults(on_fault);
 
 	/* No UITT: #UD; returning re-executes it (twice), then skip. */
 	expect_fault(0, SIGILL, ILL_ILLOPN, 2);
@@ -168,7 +162,7 @@ int main(void)
 		jumped++;
 	CHECK_EQ(jumped, 2);
 	CHECK_EQ(_testui(), 0); /* the LOCKed STUI did nothing */
-	CHECK(sigaction(SIGILL, &sa, NULL) == 0);
+	t_catch_faults(on_fault);
 
 	t = t_start(receiver, NULL);
 	WAIT_UNTIL(LOAD(ready));
