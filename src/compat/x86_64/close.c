@@ -18,7 +18,7 @@
  * one process), SENDUIPI right after close() faults as in the RFC.
  * Everything else is as before: a release made by a close in another
  * process, or by dup2()/close_range()/exit, is completed by the watcher
- * (uintr-run(1), BUGS).  Other descriptors cost close() one bit test.
+ * (uintr-run(1), NOTES).  Other descriptors cost close() one bit test.
  *
  * A close() from a signal handler that interrupted this thread inside the
  * library's lock leaves the release to the watcher rather than deadlock.
