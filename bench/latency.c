@@ -656,6 +656,34 @@ static void side_eventfd_epoll(struct shared *sh, int me)
 	pingpong(sh, me, ev_notify, evep_await);
 }
 
+/* eventfd-epoll-msg: the eventfd loop as a program that passes data uses
+ * it: the sender stores a one-word message in shared memory (fword, on
+ * its own line) before its write, and the woken loop takes it with an
+ * exchange after its read.  That moves the message's cache line to the
+ * sender and back per message, as a post moves the receiver's UPID line
+ * (its PIR RMW, then the drain's status CAS and PIR exchange), so the
+ * pair differs only in the mechanism, not in the data it carries. */
+static ALWAYS_INLINE void evmsg_notify(struct shared *sh, int me)
+{
+	atomic_store(&peer_of(sh, me)->fword, 1);
+	ev_notify(sh, me);
+}
+
+static ALWAYS_INLINE void evmsg_await(struct shared *sh, int me)
+{
+	epoll_block();
+	ev_await(sh, me);
+	if (atomic_exchange(&sh->side[me].fword, 0) != 1)
+		bench_fail("eventfd-epoll-msg: woken with no message");
+}
+
+static void side_eventfd_epoll_msg(struct shared *sh, int me)
+{
+	publish_self(sh, me);
+	t_ep = epoll_on(sh->side[me].efd);
+	pingpong(sh, me, evmsg_notify, evmsg_await);
+}
+
 static ALWAYS_INLINE void u_await_epoll(struct shared *sh, int me)
 {
 	struct side *s = &sh->side[me];
@@ -760,6 +788,9 @@ const struct mech g_mechs[] = {
 	{"mq", 0, KIND_BASELINE, "blocked in mq_receive", BLOCKED, prep_mq, side_mq},
 	{"signal-sigwaitinfo", 0, KIND_BASELINE, "blocked in sigwaitinfo", BLOCKED,
 	 prep_signal_wait, side_signal_wait},
+	{"eventfd-epoll-msg", 0, KIND_BASELINE,
+	 "as eventfd-epoll, with a one-word message in shared memory", "uintr-epoll",
+	 prep_eventfd, side_eventfd_epoll_msg},
 	{"eventfd-epoll", 0, KIND_BASELINE, "blocked in epoll_wait on an eventfd", "uintr-epoll",
 	 prep_eventfd, side_eventfd_epoll},
 	{"uintr-epoll", 0, KIND_UINTR, "epoll_wait on uintr_loop_fd, uintr_loop_drain", NULL,
