@@ -34,7 +34,7 @@ static uint64_t uintr__recognize(struct uintr__receiver *r)
 	if (taken)
 		uintr__count_delivery(&r->recognized);
 	if (pending)
-		atomic_fetch_or(&r->info->uirr, pending);
+		uintr__arch_local_or(&r->info->uirr, pending);
 	return pending;
 }
 
@@ -68,7 +68,18 @@ static void uintr__notification_consumed(struct uintr__receiver *r, int clear_on
  * Taking UIF with an exchange makes "check UIF, claim vector, clear UIF"
  * one step with respect to a nested notification signal, which then only
  * processes (UIF = 0) and leaves delivery to this loop.
+ *
+ * UIF and UIRR are written only by this thread and its signal handlers,
+ * so their read-modify-writes need not lock the bus (arch.h, local_*),
+ * and UIF := 1 is a plain store, kept in program order by a signal fence:
+ * only this thread's own handlers must see it in order.
  */
+static inline void uintr__uif_set(void)
+{
+	atomic_store_explicit(&uintr__self.uif, 1, memory_order_relaxed);
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
 unsigned int uintr__deliver(struct uintr_frame *frame, struct uintr__frame_call *call)
 {
 	struct uintr__receiver *r = uintr__enter();
@@ -76,7 +87,7 @@ unsigned int uintr__deliver(struct uintr_frame *frame, struct uintr__frame_call 
 	struct uintr__frame_call *outer_slot = uintr__self.call_slot;
 	unsigned int delivered = 0;
 
-	while (r && atomic_exchange(&uintr__self.uif, 0)) {
+	while (r && uintr__arch_local_take(&uintr__self.uif)) {
 		uint64_t uirr, bit;
 		unsigned int vector;
 		unsigned char masked;
@@ -86,19 +97,19 @@ unsigned int uintr__deliver(struct uintr_frame *frame, struct uintr__frame_call 
 		 * we leave.  Checked with UIF = 0, when no delivery, hence no
 		 * handler of the program, can nest until UIRET. */
 		if (uintr__self.receiver != r) {
-			atomic_store(&uintr__self.uif, 1);
+			uintr__uif_set();
 			break;
 		}
 		uirr = atomic_load(&r->info->uirr);
 		if (!uirr) {
-			atomic_store(&uintr__self.uif, 1);
+			uintr__uif_set();
 			if (!atomic_load(&r->info->uirr))
 				break;
 			continue;
 		}
 		vector = 63u - (unsigned int)__builtin_clzll(uirr);
 		bit = 1ull << vector;
-		atomic_fetch_and(&r->info->uirr, ~bit);
+		uintr__arch_local_and(&r->info->uirr, ~bit);
 		uintr__count_delivery(&r->info->delivered);
 		masked = atomic_load_explicit(&uintr__self.notification_masked,
 					      memory_order_relaxed);
@@ -128,7 +139,7 @@ unsigned int uintr__deliver(struct uintr_frame *frame, struct uintr__frame_call 
 		if (masked && (atomic_load_explicit(&r->upid->status, memory_order_relaxed) &
 			       UINTR__UPID_ON))
 			uintr__recognize(r);
-		atomic_store(&uintr__self.uif, 1); /* UIRET */
+		uintr__uif_set(); /* UIRET */
 		delivered++;
 	}
 	uintr__leave();

@@ -10,6 +10,18 @@
  *   uintr__arch_cycles()               a cheap, monotonic cycle/tick counter
  *   uintr__arch_raise_ud()             fault as an undefined instruction (SENDUIPI #UD)
  *   uintr__arch_raise_gp()             fault as a bad memory access (SENDUIPI #GP)
+ *   uintr__arch_local_take(p)          old = *p, *p = 0, for a 0/1 byte
+ *   uintr__arch_local_or(p, v)         *p |= v, for a 64-bit word
+ *   uintr__arch_local_and(p, v)        *p &= v, for a 64-bit word
+ *
+ * The three local_* read-modify-writes are for words that only the
+ * calling thread and its own signal handlers write (UIF, UIRR): they must
+ * be atomic with respect to a signal handler that interrupts the thread,
+ * not with respect to other CPUs, so where one instruction can do it
+ * without a bus lock (x86-64) it does, and costs a few cycles instead of
+ * a locked operation's ~20 (issue 16: a polling delivery made six).
+ * Other threads may read these words at any time (uintrstat, timers): an
+ * aligned plain store is never seen torn.
  *
  * The two faults are real: the kernel forces the signal (a blocked or
  * ignored SIGILL/SIGSEGV still kills) and, if a handler returns, the

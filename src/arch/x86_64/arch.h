@@ -89,4 +89,28 @@ static inline void uintr__arch_raise_gp(void)
 	__asm__ volatile("movq (%0), %0" : "+a"(addr) : : "memory");
 }
 
+/* Single instructions without LOCK: an interrupt, hence a signal handler,
+ * comes before or after them, never inside (arch.h: local_*).  CMPXCHG
+ * against 1 leaves 0 in a byte that held 1 and returns what it held. */
+static inline unsigned char uintr__arch_local_take(_Atomic unsigned char *p)
+{
+	unsigned char old = 1;
+
+	__asm__ volatile("cmpxchgb %2, %1"
+			 : "+a"(old), "+m"(*(volatile unsigned char *)p)
+			 : "q"((unsigned char)0)
+			 : "cc", "memory");
+	return old;
+}
+
+static inline void uintr__arch_local_or(_Atomic uint64_t *p, uint64_t v)
+{
+	__asm__ volatile("orq %1, %0" : "+m"(*(volatile uint64_t *)p) : "r"(v) : "cc", "memory");
+}
+
+static inline void uintr__arch_local_and(_Atomic uint64_t *p, uint64_t v)
+{
+	__asm__ volatile("andq %1, %0" : "+m"(*(volatile uint64_t *)p) : "r"(v) : "cc", "memory");
+}
+
 #endif
