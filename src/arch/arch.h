@@ -18,8 +18,10 @@
  * calling thread and its own signal handlers write (UIF, UIRR): they must
  * be atomic with respect to a signal handler that interrupts the thread,
  * not with respect to other CPUs, so where one instruction can do it
- * without a bus lock (x86-64) it does, and costs a few cycles instead of
- * a locked operation's ~20 (issue 16: a polling delivery made six).
+ * without a bus lock (x86-64, which defines UINTR__ARCH_LOCAL_RMW) it
+ * does, and costs a few cycles instead of a locked operation's ~20
+ * (issue 16: a polling delivery made six); elsewhere the C11 atomics
+ * below serve.
  * Other threads may read these words at any time (uintrstat, timers): an
  * aligned plain store is never seen torn.
  *
@@ -46,6 +48,25 @@ struct uintr_frame;
 #include "riscv64/arch.h"
 #else
 #include "generic/arch.h"
+#endif
+
+/* An architecture without single-instruction RMWs that need no bus lock
+ * (UINTR__ARCH_LOCAL_RMW) uses the C11 atomics for local_*. */
+#ifndef UINTR__ARCH_LOCAL_RMW
+static inline unsigned char uintr__arch_local_take(_Atomic unsigned char *p)
+{
+	return atomic_exchange(p, 0);
+}
+
+static inline void uintr__arch_local_or(_Atomic uint64_t *p, uint64_t v)
+{
+	atomic_fetch_or(p, v);
+}
+
+static inline void uintr__arch_local_and(_Atomic uint64_t *p, uint64_t v)
+{
+	atomic_fetch_and(p, v);
+}
 #endif
 
 #endif

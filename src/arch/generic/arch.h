@@ -58,21 +58,4 @@ static inline void uintr__arch_raise_gp(void)
 	uintr__raise_fault(SIGSEGV, SI_KERNEL);
 }
 
-/* No single-instruction RMW without an atomic here: the C11 ones
- * (arch.h: local_*). */
-static inline unsigned char uintr__arch_local_take(_Atomic unsigned char *p)
-{
-	return atomic_exchange(p, 0);
-}
-
-static inline void uintr__arch_local_or(_Atomic uint64_t *p, uint64_t v)
-{
-	atomic_fetch_or(p, v);
-}
-
-static inline void uintr__arch_local_and(_Atomic uint64_t *p, uint64_t v)
-{
-	atomic_fetch_and(p, v);
-}
-
 #endif

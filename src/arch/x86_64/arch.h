@@ -89,6 +89,7 @@ static inline void uintr__arch_raise_gp(void)
 	__asm__ volatile("movq (%0), %0" : "+a"(addr) : : "memory");
 }
 
+#define UINTR__ARCH_LOCAL_RMW 1
 /* Single instructions without LOCK: an interrupt, hence a signal handler,
  * comes before or after them, never inside (arch.h: local_*).  CMPXCHG
  * against 1 leaves 0 in a byte that held 1 and returns what it held. */
