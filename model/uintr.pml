@@ -318,22 +318,18 @@ bit  stale[NS];           /* ghost of the EPOCH field: stale[i] is set when the
 bit  spfb = 0;            /* r->sp_fallback: instrumented and not polling */
 bit  wrec = 0;            /* ghost of r->recognized: a recognition took a nonzero
                            * PIR since the watchdog's last load of the count */
-bit  wstale = 1;          /* ghost of the EPOCH the watchdog recorded: the
-                           * handler ran since its status load */
-#define WD_EPOCH ; wstale = 1
 #define WD_REC wrec = 1;
 #define SPST spst         /* r->safepoints (a local of Receiver) */
 #else
-#define WD_EPOCH
 #define WD_REC
 #define SPST 0
 #endif
 #if NS == 3
-#define BUMP_EPOCH stale[0] = 1; stale[1] = 1; stale[2] = 1 WD_EPOCH
+#define BUMP_EPOCH stale[0] = 1; stale[1] = 1; stale[2] = 1
 #elif NS == 2
-#define BUMP_EPOCH stale[0] = 1; stale[1] = 1 WD_EPOCH
+#define BUMP_EPOCH stale[0] = 1; stale[1] = 1
 #else
-#define BUMP_EPOCH stale[0] = 1 WD_EPOCH
+#define BUMP_EPOCH stale[0] = 1
 #endif
 
 /* A post is made (PIR bit set, by this post or an earlier one). */
@@ -1184,28 +1180,28 @@ inline uintr_set_safepoints_off()
  */
 active proctype Watchdog()
 {
-	bit seen = 0, sent = 0, chg = 0, lst = 0;
+	bit seen = 0, sent = 0, chg = 0;
 
 end_wd:
 	do
 	:: /* uintr__watch_one: pir = atomic_load(&r->upid->pir) (nonzero) */
-		atomic { pir != 0 && spfb && !(sent && !wstale && !wrec) -> skip };
+		atomic { pir != 0 && spfb && !(sent && !wrec) -> skip };
 		/* uintr__watch_one: seq = atomic_load_explicit(&r->recognized, relaxed) */
 		atomic { chg = wrec; wrec = 0 };
 		/* uintr__watch_one: status = atomic_load(&r->upid->status);
 		 *   if (!pir || !atomic_load(&r->sp_fallback) || DEAD || NV == BLOCKED) forget */
 		if
 		:: atomic { (!spfb || (status & (DEAD | NVB)) != 0) -> seen = 0; sent = 0; chg = 0 }
-		:: atomic { spfb && (status & (DEAD | NVB)) == 0 -> lst = wstale; wstale = 0 } ->
+		:: atomic { spfb && (status & (DEAD | NVB)) == 0 -> skip } ->
 			if
-			:: atomic { !seen || chg -> seen = 1; sent = 0; chg = 0; wstale = wstale | lst; lst = 0 }
+			:: atomic { !seen || chg -> seen = 1; sent = 0; chg = 0 }
 				/* uintr__watch_one: wd_since = now; wd_seq = seq; wd_sent = 0; */
-			:: atomic { seen && !chg && sent && !lst -> skip }
-				/* uintr__watch_one: wd_sent && epoch == wd_epoch: on its way */
-			:: atomic { seen && !chg && !(sent && !lst) ->
+			:: atomic { seen && !chg && sent -> skip }
+				/* uintr__watch_one: wd_sent: on its way, being handled, or blocked */
+			:: atomic { seen && !chg && !sent ->
 				/* uintr__watch_one: uintr__notify_deferred(&t) (the signal;
-				 *   a gone thread counts as sent): wd_sent = 1; wd_epoch = epoch */
-				if :: !gone -> sigpend++ :: else -> skip fi; sent = 1; lst = 0 }
+				 *   a gone thread counts as sent): wd_sent = 1 */
+				if :: !gone -> sigpend++ :: else -> skip fi; sent = 1 }
 			fi
 		fi
 	od

@@ -36,9 +36,15 @@
  * (uintr__notify_deferred).  Its handler (delivery.c) recognizes with the
  * same PIR exchange: whichever of the safepoint and the signal gets there
  * first delivers, the other finds nothing; never twice, never lost
- * (model/uintr.pml, configurations sp*).  One signal per EPOCH: until the
- * handler has run (it bumps EPOCH), the watchdog does not send another,
- * so a receiver that blocks the signal gets no flood.
+ * (model/uintr.pml, configurations sp*).  One signal per clock: after
+ * it, the watchdog sends no other until a recognition restarts the clock
+ * (or PIR is seen empty), so a receiver that blocks the signal gets no
+ * flood, and a handler between its EPOCH bump and its PIR exchange (the
+ * window where an earlier rule, "again once EPOCH moved", sent a second
+ * signal for one post under qemu) gets none either.  Nothing is lost by
+ * waiting: every path that consumes the signal recognizes (delivery.c,
+ * uintr__notification; in uintr_wait, the wait does), and a recognition
+ * that takes a nonzero PIR bumps `recognized`.
  *
  * The watchdog skips a receiver blocked in uintr_wait (NV 0xEB: the post
  * wakes it) and one also in uintr_set_polling(1) (the program asked for no
@@ -106,7 +112,6 @@ static void uintr__watch_one(struct uintr__receiver *r, uint64_t now, uint64_t p
 	uint64_t pir = atomic_load(&r->upid->pir);
 	uint64_t seq = atomic_load_explicit(&r->recognized, memory_order_relaxed);
 	uint32_t status = atomic_load(&r->upid->status);
-	uint32_t epoch = status & UINTR__UPID_EPOCH_MASK;
 	struct uintr__target t;
 
 	if (!pir || !atomic_load(&r->sp_fallback) || (status & UINTR__UPID_DEAD) ||
@@ -126,8 +131,8 @@ static void uintr__watch_one(struct uintr__receiver *r, uint64_t now, uint64_t p
 	/* Posted at most one period before wd_since. */
 	if (now - r->wd_since + period < r->sp_deadline_ns)
 		return;
-	if (r->wd_sent && epoch == r->wd_epoch)
-		return; /* our signal is on its way, or the thread blocks it */
+	if (r->wd_sent)
+		return; /* our signal is on its way, being handled, or blocked */
 	memset(&t, 0, sizeof(t));
 	t.upid = r->upid;
 	t.info = r->info;
@@ -139,10 +144,8 @@ static void uintr__watch_one(struct uintr__receiver *r, uint64_t now, uint64_t p
 	t.memfd[0] = t.memfd[1] = -1;
 	t.sender_tgid = r->info->tgid;
 	t.sender_uid = getuid();
-	if (uintr__notify_deferred(&t)) {
+	if (uintr__notify_deferred(&t))
 		r->wd_sent = 1;
-		r->wd_epoch = epoch;
-	}
 }
 
 static void *uintr__watchdog(void *arg)

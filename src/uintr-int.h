@@ -156,7 +156,6 @@ struct uintr__receiver {
 	int sp_pidfd;                 /* the watchdog's pidfd of this thread, or -1 */
 	uint64_t wd_since;            /* watchdog: PIR seen nonzero since (ns), 0: not */
 	uint64_t wd_seq;              /* `recognized` when wd_since was taken */
-	uint32_t wd_epoch;            /* EPOCH when the watchdog notified */
 	int wd_sent;                  /* a notification of the watchdog is on its way */
 	/* Recognitions that took a nonzero PIR (uintr__recognize): written by
 	 * the receiver thread only, read by the watchdog. */
