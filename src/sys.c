@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "uintr-int.h"
@@ -41,6 +42,18 @@ pid_t uintr__gettid(void)
 }
 
 /* A pidfd for one thread, or -1 where the kernel predates PIDFD_THREAD. */
+/* CPU time a thread of this process has used (ns), or 0 if the kernel
+ * will not say: the thread CPU clock of `tid`, clockid ((~tid) << 3) | 6
+ * (CPUCLOCK_PERTHREAD_MASK | CPUCLOCK_SCHED, clock_getcpuclockid(3)). */
+uint64_t uintr__thread_cpu_ns(pid_t tid)
+{
+	struct timespec ts;
+
+	if (clock_gettime((clockid_t)((~(unsigned int)tid << 3) | 6u), &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 int uintr__pidfd_open_thread(pid_t tid)
 {
 	int fd;

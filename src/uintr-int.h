@@ -154,9 +154,13 @@ struct uintr__receiver {
 	_Atomic int sp_fallback;
 	uint64_t sp_deadline_ns;
 	int sp_pidfd;                 /* the watchdog's pidfd of this thread, or -1 */
-	uint64_t wd_since;            /* watchdog: PIR seen nonzero since (ns), 0: not */
+	int sp_cpu;                   /* the one CPU the thread is pinned to, or -1 */
+	uint64_t wd_since;            /* watchdog: the earliest its pending posts were made
+				       * (ns), 0: PIR not seen nonzero */
 	uint64_t wd_seq;              /* `recognized` when wd_since was taken */
 	int wd_sent;                  /* a notification of the watchdog is on its way */
+	int wd_confirm;               /* look again before the next scan */
+	uint64_t wd_cpu;              /* the thread's CPU time (ns) at that first look */
 	/* Recognitions that took a nonzero PIR (uintr__recognize): written by
 	 * the receiver thread only, read by the watchdog. */
 	_Atomic uint64_t recognized;
@@ -269,6 +273,7 @@ extern _Atomic uint64_t uintr__process_delivered;
 /* sys.c */
 pid_t uintr__gettid(void);
 int uintr__pidfd_open_thread(pid_t tid);
+uint64_t uintr__thread_cpu_ns(pid_t tid);
 int uintr__send_notification(const struct uintr__target *t);
 int uintr__futex_wait(_Atomic uint32_t *word, uint32_t expected, uint64_t timeout_ns);
 int uintr__futex_wake(_Atomic uint32_t *word);
