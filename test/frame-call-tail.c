@@ -28,6 +28,7 @@ extern const char __start_uintr_signal_text[], __stop_uintr_signal_text[];
 
 static _Atomic int ufd = -1, ready, handled, calls, second_calls, done;
 static _Atomic int please_send, sent, stepped_into_tail;
+static _Atomic unsigned long long receiver_loops;
 static _Atomic int err_at[4] = { -1, -1, -1, -1 };
 static _Atomic unsigned long long ip_at[4];
 
@@ -92,7 +93,7 @@ static void *receiver(void *arg)
 	uintr_stui();
 	ready = 1;
 	while (!atomic_load(&done))
-		;
+		atomic_fetch_add(&receiver_loops, 1);
 	CHECK(uintr_unregister_handler(0) == 0);
 	return NULL;
 }
@@ -130,7 +131,16 @@ int main(void)
 	CHECK_EQ(err_at[0], 0);
 	CHECK(in_tail(ip_at[1]));
 	CHECK_EQ(err_at[1], EBUSY);
-	/* 3: after both have unwound, the call is granted again. */
+	/* 3: after both have unwound, the call is granted again.  Wait for
+	 * that: the receiver's loop runs only outside both signal frames.
+	 * (Posted as soon as handled == 2, 3 could land in 2's own tail on a
+	 * loaded machine and be refused with EBUSY too: CI-equivalent run of
+	 * stop 30, "gave up waiting for calls == 2".) */
+	{
+		unsigned long long loops = atomic_load(&receiver_loops);
+
+		WAIT_UNTIL(atomic_load(&receiver_loops) != loops);
+	}
 	uintr_senduipi((unsigned long long)idx);
 	WAIT_UNTIL(handled == 3);
 	WAIT_UNTIL(calls == 2);
