@@ -21,9 +21,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "helpers-commands.h"
 #include "helpers-safepoint.h"
 
-static _Atomic int cmd, done, pin_cpu = -1;
+static _Atomic int pin_cpu = -1;
 
 static void handler(struct uintr_frame *frame, unsigned long long vector)
 {
@@ -79,35 +80,19 @@ static void pin_self(int cpu)
 	CHECK(sched_setaffinity(0, sizeof(one), &one) == 0);
 }
 
-/* Commands from main: 1 pin to pin_cpu and enter, 2 leave. */
-static void *receiver(void *arg)
+/* The receiver's commands: 1 pin to pin_cpu and enter, 2 leave, 3
+ * unregister and exit (helpers-commands.h). */
+static int act(int c)
 {
-	int last = 0, c;
-
-	(void)arg;
-	CHECK(uintr_register_handler(handler, 0) == 0);
-	atomic_store(&done, -1);
-	for (;;) {
-		WAIT_UNTIL((c = atomic_load(&cmd)) != last);
-		last = c;
-		if (c == 1) {
-			pin_self(pin_cpu);
-			CHECK(uintr_set_safepoints(TS_NO_DEADLINE, 0) == 0);
-		} else if (c == 2) {
-			CHECK(uintr_set_safepoints(0, 0) == 0);
-		} else {
-			CHECK(uintr_unregister_handler(0) == 0);
-			atomic_store(&done, c);
-			return NULL;
-		}
-		atomic_store(&done, c);
+	if (c == 1) {
+		pin_self(pin_cpu);
+		CHECK(uintr_set_safepoints(TS_NO_DEADLINE, 0) == 0);
+	} else if (c == 2) {
+		CHECK(uintr_set_safepoints(0, 0) == 0);
+	} else {
+		CHECK(uintr_unregister_handler(0) == 0);
 	}
-}
-
-static void step(int c)
-{
-	atomic_store(&cmd, c);
-	WAIT_UNTIL(atomic_load(&done) == c);
+	return c == 3;
 }
 
 int main(void)
@@ -129,18 +114,17 @@ int main(void)
 	CPU_ZERO(&only);
 	CPU_SET(pin_cpu, &only);
 
-	t = t_start(receiver, NULL);
-	WAIT_UNTIL(atomic_load(&done) == -1);
-	step(1);
+	t = tc_start(handler, act);
+	tc_step(1);
 	WAIT_UNTIL(watchdog_on(&rest));
 
-	step(2);
+	tc_step(2);
 	WAIT_UNTIL(watchdog_tid() == 0);
 	pin_self(pin_cpu);
-	step(1);
+	tc_step(1);
 	WAIT_UNTIL(watchdog_on(&only));
-	step(2);
-	step(3);
+	tc_step(2);
+	tc_step(3);
 	t_join(t);
 	return T_PASS;
 }

@@ -7,9 +7,8 @@
  */
 #include <dirent.h>
 
+#include "helpers-commands.h"
 #include "helpers-safepoint.h"
-
-static _Atomic int cmd, done;
 
 static int tasks(void)
 {
@@ -31,30 +30,19 @@ static void handler(struct uintr_frame *frame, unsigned long long vector)
 	(void)vector;
 }
 
-/* Runs the commands main gives it: 1 enter, 2 leave, 3 unregister and
- * register again, 4 enter and exit the thread. */
-static void *receiver(void *arg)
+/* The receiver's commands: 1 enter, 2 leave, 3 unregister and register
+ * again, 4 exit the thread, as it is (helpers-commands.h). */
+static int act(int c)
 {
-	int last = 0, c;
-
-	(void)arg;
-	CHECK(uintr_register_handler(handler, 0) == 0);
-	atomic_store(&done, -1);
-	for (;;) {
-		WAIT_UNTIL((c = atomic_load(&cmd)) != last);
-		last = c;
-		if (c == 1)
-			CHECK(uintr_set_safepoints(TS_NO_DEADLINE, 0) == 0);
-		else if (c == 2)
-			CHECK(uintr_set_safepoints(0, 0) == 0);
-		else if (c == 3) {
-			CHECK(uintr_unregister_handler(0) == 0);
-			CHECK(uintr_register_handler(handler, 0) == 0);
-		}
-		atomic_store(&done, c);
-		if (c == 4)
-			return NULL;
+	if (c == 1)
+		CHECK(uintr_set_safepoints(TS_NO_DEADLINE, 0) == 0);
+	else if (c == 2)
+		CHECK(uintr_set_safepoints(0, 0) == 0);
+	else if (c == 3) {
+		CHECK(uintr_unregister_handler(0) == 0);
+		CHECK(uintr_register_handler(handler, 0) == 0);
 	}
+	return c == 4;
 }
 
 static void *second(void *arg)
@@ -65,34 +53,27 @@ static void *second(void *arg)
 	return NULL; /* exits instrumented */
 }
 
-static void step(int c)
-{
-	atomic_store(&cmd, c);
-	WAIT_UNTIL(atomic_load(&done) == c);
-}
-
 int main(void)
 {
-	pthread_t t = t_start(receiver, NULL);
+	pthread_t t = tc_start(handler, act);
 	int base;
 
-	WAIT_UNTIL(atomic_load(&done) == -1);
 	base = tasks(); /* with a sanitizer's own threads */
-	step(1);
+	tc_step(1);
 	CHECK_EQ(tasks(), base + 1);
-	step(2);
+	tc_step(2);
 	WAIT_UNTIL(tasks() == base);
-	step(1);
+	tc_step(1);
 	CHECK_EQ(tasks(), base + 1);
-	step(3); /* unregistered: the watchdog goes */
+	tc_step(3); /* unregistered: the watchdog goes */
 	WAIT_UNTIL(tasks() == base);
-	step(1);
+	tc_step(1);
 	CHECK_EQ(tasks(), base + 1);
 	t_join(t_start(second, NULL)); /* shares the watchdog, then exits */
 	/* A joined thread may linger in /proc for a moment; the watchdog
 	 * stays for the first receiver. */
 	WAIT_UNTIL(tasks() == base + 1);
-	step(4); /* the receiver, instrumented, exits */
+	tc_step(4); /* the receiver, instrumented, exits */
 	t_join(t);
 	WAIT_UNTIL(tasks() == base - 1);
 	return T_PASS;
