@@ -58,6 +58,31 @@ void spin_ns(double ns)
 		cpu_relax();
 }
 
+void stall_census(double seconds, struct stall_census *c)
+{
+	uint64_t t = now_ticks(), end = t + ns_to_ticks(seconds * 1e9);
+	uint64_t t20 = ns_to_ticks(20e3), t50 = ns_to_ticks(50e3), t100 = ns_to_ticks(100e3);
+	uint64_t longest = 0, lost = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->seconds = seconds;
+	while (t < end) {
+		uint64_t next = now_ticks(), gap = next - t;
+
+		t = next;
+		if (gap <= t20)
+			continue;
+		c->over_20us++;
+		c->over_50us += gap > t50;
+		c->over_100us += gap > t100;
+		lost += gap;
+		if (gap > longest)
+			longest = gap;
+	}
+	c->max_ns = ticks_to_ns(longest);
+	c->lost_ns = ticks_to_ns(lost);
+}
+
 static int cmp_dbl(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
