@@ -133,7 +133,7 @@ static void ctx_make(struct ctx *c, void *stack, size_t size, void (*entry)(void
 struct req {
 	uint64_t arrival;   /* ticks since the run's start */
 	uint64_t done;      /* ticks since the run's start */
-	uint64_t handed;    /* when the generator put it in the ring (trace) */
+	uint64_t handed;    /* when the generator put it in the ring: latencies start here */
 	uint64_t started;   /* when the worker first ran it (trace) */
 	uint32_t iters;     /* work */
 	uint8_t is_long;
@@ -177,8 +177,9 @@ struct run {
 	int has_posix_timer;
 	_Atomic uint32_t head ALIGNED; /* written by the generator */
 	uint32_t ring[RING_SIZE];
-	/* 0, or ticks after start at which the worker gives up (a policy that
-	 * livelocks the worker would take minutes to finish a closed-loop run) */
+	/* 0, or ticks after start at which the generator stops the worker (a
+	 * policy that livelocks the worker would take minutes to finish a
+	 * closed-loop run) */
 	uint64_t time_limit;
 	/* the worker's, results */
 	uint64_t preemptions, elapsed_ticks;
@@ -729,10 +730,11 @@ static void write_json(const char *cpu, double capacity)
 		   "    \"worker_cpu_stalls\": {\"seconds\": %.1f, \"over_20us\": %llu, "
 		   "\"over_50us\": %llu, \"over_100us\": %llu, \"max_ns\": %.0f, \"lost_ns\": %.0f},\n"
 		   "    \"note\": \"one worker, one load generator on 2 CPUs; preemption_cost_ns from "
-		   "closed-loop runs: (time - rtc time) / preemptions\"\n  },\n  \"results\": [\n",
+		   "closed-loop runs: median over three pairs of (time - rtc time just before) / preemptions; "
+		   "latencies from hand-over to completion\"\n  },\n  \"results\": [\n",
 		sysconf(_SC_NPROCESSORS_ONLN), g_nreq, SHORT_NS, LONG_NS, LONG_PERMILLE / 1000.0,
-		capacity, g_worker_fifo ? "SCHED_FIFO" : "SCHED_OTHER", g_stalls.seconds, (unsigned long long)g_stalls.over_20us,
-		(unsigned long long)g_stalls.over_50us, (unsigned long long)g_stalls.over_100us,
+		capacity, g_worker_fifo ? "SCHED_FIFO" : "SCHED_OTHER", g_stalls.seconds,
+		(unsigned long long)g_stalls.over_20us, (unsigned long long)g_stalls.over_50us, (unsigned long long)g_stalls.over_100us,
 		g_stalls.max_ns, g_stalls.lost_ns);
 	for (int i = 0; i < g_nres; i++) {
 		const struct result *r = &g_res[i];
