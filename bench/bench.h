@@ -97,6 +97,8 @@ void stats_compute(uint64_t *v, size_t n, double sub_ns, double scale, struct st
  * uintr[k] / base[k] (<= 0 entries are missing); -1 if none. */
 #define RATIO_DIRECTION "libuintr / baseline (below 1: libuintr faster, above 1: slower)"
 double ratio_median(const double *uintr, const double *base, int npasses);
+/* The median of v[0..n-1], n > 0; sorts v. */
+double median_sort(double *v, int n);
 /* "libuintr 2.10x slower", "libuintr 1.35x faster", "tie (within 5%)". */
 const char *ratio_verdict(double uintr_over_base, char *buf, size_t len);
 

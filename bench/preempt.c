@@ -1045,13 +1045,6 @@ struct closed {
 	double rel_capacity;    /* median over the pairs of baseline time / time */
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static int closed_loop(struct run *run, struct closed *out)
 {
 	enum policy policy = run->policy;
@@ -1111,11 +1104,8 @@ static int closed_loop(struct run *run, struct closed *out)
 	out->cost_ns = out->cost_lo = out->cost_hi = 0;
 	out->rel_capacity = 1;
 	if (pairs) {
-		qsort(cost, (size_t)pairs, sizeof(cost[0]), cmp_double);
-		qsort(ratio, (size_t)pairs, sizeof(ratio[0]), cmp_double);
-		out->cost_ns = pairs & 1 ? cost[pairs / 2] : (cost[pairs / 2 - 1] + cost[pairs / 2]) / 2;
-		out->rel_capacity = pairs & 1 ? ratio[pairs / 2]
-					      : (ratio[pairs / 2 - 1] + ratio[pairs / 2]) / 2;
+		out->cost_ns = median_sort(cost, pairs); /* sorted now */
+		out->rel_capacity = median_sort(ratio, pairs);
 		out->cost_lo = cost[0];
 		out->cost_hi = cost[pairs - 1];
 	}

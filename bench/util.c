@@ -227,8 +227,13 @@ double ratio_median(const double *uintr, const double *base, int npasses)
 			q[n++] = uintr[k] / base[k];
 	if (n == 0)
 		return -1;
-	qsort(q, (size_t)n, sizeof(q[0]), cmp_dbl);
-	return n % 2 ? q[n / 2] : (q[n / 2 - 1] + q[n / 2]) / 2;
+	return median_sort(q, n);
+}
+
+double median_sort(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(v[0]), cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 const char *ratio_verdict(double r, char *buf, size_t len)
